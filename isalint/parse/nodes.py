@@ -1,0 +1,134 @@
+"""Syntax nodes of a parsed assembly file.
+
+Every node keeps the exact text it was made from and its 1-based column, so a
+program can be printed back byte for byte and every diagnostic can point at
+the character it is about.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Named scalar registers of gfx11 and the registers they expand to (wave32).
+SPECIAL_REGISTERS: dict[str, tuple[str, ...]] = {
+    "vcc_lo": ("vcc_lo",),
+    "vcc_hi": ("vcc_hi",),
+    "vcc": ("vcc_lo", "vcc_hi"),
+    "exec_lo": ("exec_lo",),
+    "exec_hi": ("exec_hi",),
+    "exec": ("exec_lo", "exec_hi"),
+    "m0": ("m0",),
+    "scc": ("scc",),
+    "vccz": ("vcc_lo",),
+    "execz": ("exec_lo",),
+    "null": (),
+    "flat_scratch_lo": ("flat_scratch_lo",),
+    "flat_scratch_hi": ("flat_scratch_hi",),
+    "flat_scratch": ("flat_scratch_lo", "flat_scratch_hi"),
+    "src_scc": ("scc",),
+    "src_vccz": ("vcc_lo",),
+    "src_execz": ("exec_lo",),
+    "lds_direct": (),
+    "src_lds_direct": (),
+    "src_shared_base": (),
+    "src_shared_limit": (),
+    "src_private_base": (),
+    "src_private_limit": (),
+    "src_pops_exiting_wave_id": (),
+    "pops_exiting_wave_id": (),
+}
+
+
+@dataclass(slots=True)
+class Operand:
+    """One operand as written, e.g. ``v[184:187]``, ``-|v3|``, ``0x210``, ``.LBB0_3``."""
+
+    text: str
+    col: int
+    kind: str  # vgpr | sgpr | ttmp | special | int | float | label | off | func | expr
+    file: str | None = None  # "v", "s", "ttmp" or the special register's name
+    first: int = 0
+    count: int = 0
+    value: int | float | None = None
+    neg: bool = False
+    abs: bool = False
+    half: str | None = None  # ".l" / ".h" of a 16-bit register operand
+
+    @property
+    def is_register(self) -> bool:
+        return self.kind in ("vgpr", "sgpr", "ttmp", "special")
+
+    def registers(self, count: int | None = None) -> list[str]:
+        """Expanded register names (``v184``...). ``count`` overrides the written width."""
+        if self.kind in ("vgpr", "sgpr", "ttmp"):
+            n = self.count if count is None else count
+            return [f"{self.file}{i}" for i in range(self.first, self.first + n)]
+        if self.kind == "special":
+            regs = SPECIAL_REGISTERS[self.file]
+            if count is not None and count < len(regs):
+                return list(regs[:count])
+            return list(regs)
+        return []
+
+
+@dataclass(slots=True)
+class Modifier:
+    """A trailing modifier such as ``offset:64``, ``glc`` or ``quad_perm:[2,2,0,1]``."""
+
+    text: str
+    col: int
+    name: str
+    value: str | None = None
+
+    def int_value(self) -> int | None:
+        if self.value is None:
+            return None
+        try:
+            return int(self.value.strip(), 0)
+        except ValueError:
+            return None
+
+
+@dataclass(slots=True)
+class Statement:
+    """One machine instruction, or one half of a VOPD pair."""
+
+    mnemonic: str
+    col: int
+    operands: list[Operand] = field(default_factory=list)
+    modifiers: list[Modifier] = field(default_factory=list)
+    end_col: int = 0  # column just past the statement's last character
+
+    def modifier(self, name: str) -> Modifier | None:
+        for m in self.modifiers:
+            if m.name == name:
+                return m
+        return None
+
+
+@dataclass(slots=True)
+class Line:
+    """One physical line of the file. ``text`` excludes the line ending in ``eol``."""
+
+    number: int
+    text: str
+    eol: str
+    kind: str  # blank | comment | label | directive | instruction | metadata | unknown
+    statements: list[Statement] = field(default_factory=list)
+    label: str | None = None
+    directive: str | None = None
+    args: str = ""
+    comment: str | None = None
+    comment_col: int = 0
+    error: str | None = None
+    error_col: int = 1
+
+    @property
+    def is_vopd(self) -> bool:
+        return len(self.statements) == 2
+
+    @property
+    def code(self) -> str:
+        """The line without its trailing comment or whitespace."""
+        if self.comment is not None:
+            return self.text[: self.comment_col - 1].rstrip()
+        return self.text.rstrip()

@@ -1,0 +1,86 @@
+"""Classification of single operand and modifier words, shared by both parsers."""
+from __future__ import annotations
+
+import re
+
+from .nodes import SPECIAL_REGISTERS, Modifier, Operand
+
+_REG_ONE = re.compile(r"(v|s|ttmp)(\d+)(\.[lh])?\Z")
+_REG_RANGE = re.compile(r"(v|s|ttmp)\[(\d+)(?::(\d+))?\](\.[lh])?\Z")
+_INT = re.compile(r"-?(?:0x[0-9a-fA-F]+|0b[01]+|\d+)\Z")
+_FLOAT = re.compile(r"-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_SYMBOL = re.compile(r"[.A-Za-z_$][\w.$@]*\Z")
+_FUNC = re.compile(r"([A-Za-z_]\w*)\((.*)\)\Z", re.S)
+_MODIFIER = re.compile(r"([A-Za-z_]\w*)(?::(.*))?\Z", re.S)
+
+
+class OperandError(ValueError):
+    """A word that cannot be an operand; ``col_offset`` is relative to the word."""
+
+    def __init__(self, message: str, col_offset: int = 0):
+        super().__init__(message)
+        self.col_offset = col_offset
+
+
+def classify_operand(text: str, col: int) -> Operand:
+    """Turn the exact text of one operand into an :class:`Operand`."""
+    body, neg, absolute = text, False, False
+    if body.startswith("-") and len(body) > 1 and not _INT.match(body) and not _FLOAT.match(body):
+        neg, body = True, body[1:]
+    if len(body) > 2 and body.startswith("|") and body.endswith("|"):
+        absolute, body = True, body[1:-1]
+    elif body.startswith("abs(") and body.endswith(")"):
+        absolute, body = True, body[4:-1]
+    elif body.startswith("neg(") and body.endswith(")"):
+        neg, body = True, body[4:-1]
+
+    m = _REG_ONE.match(body)
+    if m:
+        file = m.group(1)
+        return Operand(text, col, _file_kind(file), file, int(m.group(2)), 1,
+                       neg=neg, abs=absolute, half=m.group(3))
+    m = _REG_RANGE.match(body)
+    if m:
+        file, lo = m.group(1), int(m.group(2))
+        hi = int(m.group(3)) if m.group(3) is not None else lo
+        if hi < lo:
+            raise OperandError(f"register range {body} ends before it starts")
+        return Operand(text, col, _file_kind(file), file, lo, hi - lo + 1,
+                       neg=neg, abs=absolute, half=m.group(4))
+    lowered = body.lower()
+    if lowered in SPECIAL_REGISTERS:
+        return Operand(text, col, "special", lowered, 0, len(SPECIAL_REGISTERS[lowered]),
+                       neg=neg, abs=absolute)
+    if lowered == "off":
+        return Operand(text, col, "off")
+    if _INT.match(body):
+        value = int(body, 0)
+        return Operand(text, col, "int", value=-value if neg else value, neg=False, abs=absolute)
+    if _FLOAT.match(body):
+        value = float(body)
+        return Operand(text, col, "float", value=-value if neg else value, abs=absolute)
+    m = _FUNC.match(body)
+    if m:
+        return Operand(text, col, "func", m.group(1).lower(), value=None, neg=neg, abs=absolute)
+    if _SYMBOL.match(body):
+        return Operand(text, col, "label", value=None)
+    if body and all(c.isalnum() or c in "._$@+-*/()<>&|~ " for c in body):
+        return Operand(text, col, "expr")
+    raise OperandError(f"cannot read operand '{text}'")
+
+
+def classify_modifier(text: str, col: int) -> Modifier:
+    m = _MODIFIER.match(text)
+    if not m:
+        raise OperandError(f"cannot read modifier '{text}'")
+    value = m.group(2)
+    return Modifier(text, col, m.group(1).lower(), value.strip() if value is not None else None)
+
+
+def _file_kind(file: str) -> str:
+    return {"v": "vgpr", "s": "sgpr", "ttmp": "ttmp"}[file]
+
+
+def is_call_word(word: str) -> bool:
+    """``vmcnt(0)``, ``instid0(VALU_DEP_1)``: operands written without commas."""
+    return bool(_FUNC.match(word))

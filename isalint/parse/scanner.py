@@ -1,0 +1,119 @@
+"""The fast instruction scanner: a hand-written splitter that produces the same
+nodes as the pyparsing grammar in :mod:`isalint.parse.grammar` (a property test
+holds the two to agreement) in a fraction of the time.
+"""
+from __future__ import annotations
+
+from .nodes import Statement
+from .operands import OperandError, classify_modifier, classify_operand, is_call_word
+
+_OPEN = {"[": "]", "(": ")"}
+_CLOSE = {"]", ")"}
+
+
+def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
+    """Spans of the statements of ``code`` (two for a VOPD ``x :: y`` line)."""
+    depth = 0
+    i, n = start, len(code)
+    while i < n - 1:
+        c = code[i]
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == ":" and code[i + 1] == ":" and depth == 0:
+            return [(start, i), (i + 2, n)]
+        i += 1
+    return [(start, n)]
+
+
+def scan_statement(code: str, start: int, end: int) -> Statement:
+    """Parse ``code[start:end]`` (one instruction, no comment) into a Statement.
+
+    Columns are 1-based positions in ``code``. Raises OperandError on bad syntax.
+    """
+    i = start
+    while i < end and code[i] in " \t":
+        i += 1
+    j = i
+    while j < end and code[j] not in " \t":
+        j += 1
+    stmt = Statement(code[i:j].lower(), i + 1)
+    words = _split_words(code, j, end)
+    seen_modifier = False
+    for word_start, word_end, after_comma in words:
+        text = code[word_start:word_end]
+        if text in ("|", "&"):
+            continue
+        if not after_comma and stmt.operands and not is_call_word(text):
+            stmt.modifiers.append(classify_modifier(text, word_start + 1))
+            seen_modifier = True
+            continue
+        if seen_modifier and after_comma:
+            raise OperandError(f"operand '{text}' after modifiers", word_start - start)
+        try:
+            stmt.operands.append(classify_operand(text, word_start + 1))
+        except OperandError as exc:
+            if not after_comma and stmt.operands:
+                raise
+            if not stmt.operands and not after_comma and _looks_like_modifier(text):
+                stmt.modifiers.append(classify_modifier(text, word_start + 1))
+                seen_modifier = True
+                continue
+            raise OperandError(str(exc), word_start - start) from None
+    k = end
+    while k > start and code[k - 1] in " \t":
+        k -= 1
+    stmt.end_col = k + 1
+    return stmt
+
+
+def _looks_like_modifier(text: str) -> bool:
+    head = text.split(":", 1)[0]
+    return head.isidentifier()
+
+
+def _split_words(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
+    """Words of an operand field: (start, end, follows_a_comma_or_is_first).
+
+    Words are separated by commas or blanks at bracket depth 0; ``key: value`` is
+    one word (the hand-edited ``offset: 64`` form).
+    """
+    words: list[tuple[int, int, bool]] = []
+    after_comma = True
+    n = end
+    while i < n:
+        c = code[i]
+        if c in " \t":
+            i += 1
+            continue
+        if c == ",":
+            if after_comma and words:
+                raise OperandError("empty operand", i)
+            after_comma = True
+            i += 1
+            continue
+        depth = 0
+        j = i
+        while j < n:
+            c = code[j]
+            if c in _OPEN:
+                depth += 1
+            elif c in _CLOSE:
+                depth -= 1
+            elif depth == 0 and (c == "," or c in " \t"):
+                if c in " \t" and code[j - 1] == ":":
+                    # ``offset: 64``: the value belongs to the key
+                    while j < n and code[j] in " \t":
+                        j += 1
+                    continue
+                break
+            j += 1
+        if depth != 0:
+            raise OperandError("unbalanced brackets", i)
+        words.append((i, j, after_comma))
+        after_comma = False
+        i = j
+    if after_comma and words:
+        raise OperandError("missing operand after ','", end)
+    return words

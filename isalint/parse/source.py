@@ -1,0 +1,198 @@
+"""Line-level reading of an assembly file: line kinds, comments, labels,
+directives, the ``.amdgpu_metadata`` YAML document and instruction statements.
+
+``SourceFile.render()`` returns the exact bytes that were read.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .nodes import Line, Statement
+from .operands import OperandError
+from .scanner import scan_statement, split_vopd
+
+_LINE_SPLIT = re.compile(r"(\r\n|\n|\r)")
+_LABEL = re.compile(r"\s*([.A-Za-z_$][\w.$@]*):(?!:)")
+_DIRECTIVE = re.compile(r"\s*(\.[A-Za-z_][\w.]*)")
+_MNEMONIC = re.compile(r"\s*[A-Za-z_][\w.]*")
+
+
+class InputError(Exception):
+    """Input that is not an assembly file at all; reported as one line, exit code 2."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path, self.line, self.message = path, line, message
+
+
+@dataclass
+class SourceFile:
+    path: str
+    lines: list[Line]
+    encoding_errors: bool = False
+    trailing: str = ""  # text after the last line ending (a final line without EOL is a Line)
+    _statements: list | None = field(default=None, repr=False)
+
+    def render(self) -> str:
+        return "".join(line.text + line.eol for line in self.lines)
+
+    def render_bytes(self) -> bytes:
+        return self.render().encode("utf-8", "surrogateescape")
+
+    def instruction_lines(self) -> list[Line]:
+        return [line for line in self.lines if line.kind == "instruction"]
+
+
+def read_file(path: str, max_bytes: int = 64 * 1024 * 1024) -> SourceFile:
+    """Read and parse ``path``; raise InputError for what is not assembly text."""
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            raise InputError(path, 1, f"file is {size} bytes, more than the {max_bytes}-byte limit")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError:
+        raise InputError(path, 1, "is a directory") from None
+    except FileNotFoundError:
+        raise InputError(path, 1, "no such file") from None
+    except PermissionError:
+        raise InputError(path, 1, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
+    return parse_bytes(data, path)
+
+
+def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(path, line, "binary data (NUL byte), not an assembly text file")
+    text = data.decode("utf-8", "surrogateescape")
+    source = parse_text(text, path)
+    return source
+
+
+def parse_text(text: str, path: str = "<input>") -> SourceFile:
+    parts = _LINE_SPLIT.split(text)
+    lines: list[Line] = []
+    in_block_comment = False
+    in_metadata = False
+    encoding_errors = False
+    number = 0
+    for k in range(0, len(parts), 2):
+        body = parts[k]
+        eol = parts[k + 1] if k + 1 < len(parts) else ""
+        if not body and not eol:
+            continue  # the empty remainder after a final line ending
+        number += 1
+        line = Line(number, body, eol, "blank")
+        if _has_surrogates(body):
+            encoding_errors = True
+            line.kind = "unknown"
+            line.error = "line is not valid UTF-8"
+            lines.append(line)
+            continue
+        if in_metadata:
+            line.kind = "metadata"
+            stripped = body.strip()
+            if stripped.startswith(".end_amdgpu_metadata"):
+                line.kind = "directive"
+                line.directive = ".end_amdgpu_metadata"
+                in_metadata = False
+            lines.append(line)
+            continue
+        in_block_comment = _read_line(line, in_block_comment)
+        if line.directive == ".amdgpu_metadata":
+            in_metadata = True
+        lines.append(line)
+    return SourceFile(path, lines, encoding_errors)
+
+
+def _has_surrogates(text: str) -> bool:
+    return any("\udc80" <= c <= "\udcff" for c in text) if not text.isascii() else False
+
+
+def _read_line(line: Line, in_block_comment: bool) -> bool:
+    """Fill in ``line``; return whether a ``/* */`` comment is still open after it."""
+    text = line.text
+    start = 0
+    if in_block_comment:
+        close = text.find("*/")
+        if close < 0:
+            line.kind = "comment"
+            line.comment, line.comment_col = text, 1
+            return True
+        start = close + 2
+    code_end, comment_start, still_open = _find_comment(text, start)
+    if comment_start is not None:
+        line.comment = text[comment_start:]
+        line.comment_col = comment_start + 1
+    elif in_block_comment:
+        line.comment, line.comment_col = text[:start], 1
+    code = text[:code_end]
+    pos = start
+    if not code[pos:].strip():
+        line.kind = "comment" if (line.comment is not None or in_block_comment) else "blank"
+        return still_open
+    m = _LABEL.match(code, pos)
+    if m:
+        line.label = m.group(1)
+        line.kind = "label"
+        pos = m.end()
+        if not code[pos:].strip():
+            return still_open
+    m = _DIRECTIVE.match(code, pos)
+    if m:
+        line.kind = "directive"
+        line.directive = m.group(1).lower()
+        line.args = code[m.end():].strip()
+        return still_open
+    if not _MNEMONIC.match(code, pos):
+        line.kind = "unknown"
+        line.error = "not an instruction, label or directive"
+        line.error_col = pos + len(code[pos:]) - len(code[pos:].lstrip()) + 1
+        return still_open
+    line.kind = "instruction"
+    try:
+        line.statements = parse_statements(code, pos)
+    except OperandError as exc:
+        line.kind = "unknown"
+        line.statements = []
+        line.error = str(exc)
+        line.error_col = max(1, pos + exc.col_offset + 1)
+    return still_open
+
+
+def parse_statements(code: str, pos: int = 0) -> list[Statement]:
+    """The statements of an instruction line (the fast scanner)."""
+    return [scan_statement(code, s, e) for s, e in split_vopd(code, pos)]
+
+
+def _find_comment(text: str, start: int) -> tuple[int, int | None, bool]:
+    """(end of code, start of comment or None, block comment left open)."""
+    i, n = start, len(text)
+    quote = False
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                quote = False
+        elif c == '"':
+            quote = True
+        elif c == ";" or (c == "/" and i + 1 < n and text[i + 1] == "/"):
+            return i, i, False
+        elif c == "/" and i + 1 < n and text[i + 1] == "*":
+            close = text.find("*/", i + 2)
+            if close < 0:
+                return i, i, True
+            if not text[close + 2:].strip():
+                return i, i, False
+            # code after an inline block comment: keep scanning (rare in practice)
+            return i, i, False
+        i += 1
+    return n, None, False
