@@ -1,0 +1,57 @@
+"""One file's analysis: parse -> model, with the derived facts rules share
+(CFG, loops, dependency graphs) computed once, on first use."""
+from __future__ import annotations
+
+from functools import cached_property
+
+from .model.program import DEFAULT_TARGET, Program, build_program
+from .parse.source import InputError, SourceFile, read_file
+
+
+class Analysis:
+    def __init__(self, program: Program, config: dict | None = None):
+        self.program = program
+        self.config = config or {}
+
+    @classmethod
+    def from_path(cls, path: str, config: dict | None = None) -> Analysis:
+        source = read_file(path)
+        return cls.from_source(source, config)
+
+    @classmethod
+    def from_source(cls, source: SourceFile, config: dict | None = None) -> Analysis:
+        config = config or {}
+        program = build_program(source, config.get("target", DEFAULT_TARGET))
+        known = sum(1 for ins in program.instrs if not ins.opaque)
+        if known == 0:
+            if source.encoding_errors:
+                bad = next(line.number for line in source.lines if line.error)
+                raise InputError(source.path, bad, "not UTF-8 text and no RDNA3 instruction found")
+            first = next((line.number for line in source.lines if line.kind in ("instruction", "unknown")), 1)
+            raise InputError(source.path, first, "no RDNA3 instruction found: not a gfx11 assembly file")
+        return cls(program, config)
+
+    @cached_property
+    def cfg(self):
+        return self.program.cfg()
+
+    @cached_property
+    def hot_loop(self):
+        return self.cfg.hottest_loop()
+
+    def loop_indices(self, loop) -> list[int]:
+        return loop.indices(self.cfg)
+
+    def depgraph(self, indices: list[int] | None = None, loop: bool = False):
+        from .model.depgraph import build_depgraph
+
+        if indices is None:
+            indices = list(range(len(self.program.instrs)))
+        key = (tuple(indices), loop)
+        cache = self.__dict__.setdefault("_dep_cache", {})
+        if key not in cache:
+            cache[key] = build_depgraph(self.program, indices, loop)
+        return cache[key]
+
+    def in_loop(self, index: int) -> bool:
+        return self.cfg.loop_of(index) is not None

@@ -1,0 +1,43 @@
+"""``isalint rules`` and ``isalint explain CODE``."""
+from __future__ import annotations
+
+import click
+
+from .common import fail
+
+
+@click.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(fmt):
+    """List the rule codes with severity, summary and whether a fix exists."""
+    from .. import rules as registry
+
+    mods = registry.all_rules()
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([{"code": m.CODE, "name": m.NAME, "severity": m.SEVERITY, "summary": m.SUMMARY,
+                                "fix": m.FIXABLE} for m in mods], indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="isalint rules")
+    for col in ("code", "severity", "fix", "summary"):
+        table.add_column(col)
+    for m in mods:
+        table.add_row(m.CODE, m.SEVERITY, m.FIXABLE or "-", m.SUMMARY)
+    Console().print(table)
+
+
+@click.command("explain")
+@click.argument("code")
+def explain_command(code):
+    """Print a rule's full documentation."""
+    from .. import rules as registry
+
+    if code.upper() not in registry.available():
+        fail(f"unknown rule code {code}; see `isalint rules`")
+    m = registry.load(code)
+    click.echo(f"{m.CODE} ({m.NAME}), {m.SEVERITY}{', fix: ' + m.FIXABLE if m.FIXABLE else ''}\n")
+    click.echo((m.__doc__ or "").strip())

@@ -1,0 +1,339 @@
+"""The program model: instructions with exact defs/uses, kernels, target facts.
+
+Built from a parsed :class:`~isalint.parse.SourceFile` and the generated ISA
+data (:mod:`isalint.isa`). Nothing here knows about individual opcodes except
+through that data.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..isa import OpInfo, OperandSpec, lookup
+from ..parse.nodes import Line, Operand, Statement
+from ..parse.source import InputError, SourceFile
+
+DEFAULT_TARGET = "gfx1100"
+_TARGET = re.compile(r'"?amdgcn-amd-amdhsa--(gfx\w+)')
+_COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|NumSGPRsForWavesPerEU):\s*(\d+)")
+
+
+@dataclass(slots=True)
+class Slot:
+    """One written operand matched to its role in the ISA data."""
+
+    name: str  # the ISA field name: vdst, src0, vsrc1, addr, data0, ...
+    role: str  # def | use | defuse
+    operand: Operand
+    regs: list[str]
+
+
+@dataclass(slots=True)
+class Instr:
+    index: int
+    line: Line
+    stmts: list[Statement]
+    infos: list[OpInfo | None]
+    slots: list[list[Slot]]  # per statement
+    defs: list[str]
+    uses: list[str]
+    klass: str
+    counters: tuple[str, ...]
+    problem: str | None = None  # why the instruction is opaque (unknown opcode, bad operands)
+    problem_col: int = 1
+    block: int = -1
+
+    @property
+    def mnemonic(self) -> str:
+        return " :: ".join(s.mnemonic for s in self.stmts)
+
+    @property
+    def opcode(self) -> str:
+        return self.stmts[0].mnemonic
+
+    @property
+    def is_vopd(self) -> bool:
+        return len(self.stmts) == 2
+
+    @property
+    def opaque(self) -> bool:
+        return self.problem is not None
+
+    @property
+    def lineno(self) -> int:
+        return self.line.number
+
+    def text(self) -> str:
+        return self.line.code.strip()
+
+    def is_memory(self) -> bool:
+        return bool(self.counters)
+
+    def branch_target(self) -> str | None:
+        if self.klass != "branch":
+            return None
+        for op in self.stmts[0].operands:
+            if op.kind in ("label", "expr"):
+                return op.text
+        return None
+
+    def is_unconditional_branch(self) -> bool:
+        return self.klass == "branch" and self.opcode == "s_branch"
+
+    def ends_program(self) -> bool:
+        return self.klass == "endpgm" or self.opcode in ("s_setpc_b64", "s_endpgm_saved", "s_trap")
+
+
+@dataclass
+class Kernel:
+    name: str
+    first: int  # index of the first instruction
+    last: int  # index one past the last instruction
+    descriptor: dict[str, int] = field(default_factory=dict)
+    descriptor_lines: dict[str, Line] = field(default_factory=dict)
+    metadata: dict | None = None
+    comment_facts: dict[str, tuple[int, Line]] = field(default_factory=dict)
+    symbol_line: Line | None = None
+
+    @property
+    def wave_size(self) -> int:
+        return 32 if self.descriptor.get(".amdhsa_wavefront_size32", 1) else 64
+
+    @property
+    def wgp_mode(self) -> bool:
+        return bool(self.descriptor.get(".amdhsa_workgroup_processor_mode", 1))
+
+
+@dataclass
+class Program:
+    source: SourceFile
+    target: str
+    instrs: list[Instr]
+    labels: dict[str, int]  # label -> index of the instruction that follows it
+    label_lines: dict[str, Line]
+    kernels: list[Kernel]
+    metadata_text: str | None = None
+    _cfg: object = None
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def cfg(self):
+        if self._cfg is None:
+            from .cfg import build_cfg
+
+            self._cfg = build_cfg(self)
+        return self._cfg
+
+    def kernel_of(self, index: int) -> Kernel | None:
+        for k in self.kernels:
+            if k.first <= index < k.last:
+                return k
+        return self.kernels[0] if self.kernels else None
+
+
+def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> Program:
+    target = default_target
+    instrs: list[Instr] = []
+    labels: dict[str, int] = {}
+    label_lines: dict[str, Line] = {}
+    kernels: list[Kernel] = []
+    by_name: dict[str, Kernel] = {}
+    current_descriptor: Kernel | None = None
+    metadata_lines: list[str] = []
+    comment_facts: dict[str, tuple[int, Line]] = {}
+    in_metadata = False
+    for line in source.lines:
+        kind = line.kind
+        if kind == "instruction":
+            instrs.append(_make_instr(len(instrs), line))
+            continue
+        if kind == "metadata":
+            metadata_lines.append(line.text)
+            continue
+        if line.label is not None:
+            labels[line.label] = len(instrs)
+            label_lines[line.label] = line
+            if not line.label.startswith(".") and (line.label in by_name or not kernels or kernels[-1].last != -1):
+                pass
+        if kind == "directive":
+            d = line.directive
+            if d == ".amdgcn_target":
+                m = _TARGET.search(line.args)
+                if m:
+                    target = m.group(1)
+                else:
+                    raise InputError(source.path, line.number, f"unrecognised target {line.args}")
+            elif d == ".amdhsa_kernel":
+                name = line.args.split()[0] if line.args else ""
+                current_descriptor = by_name.get(name)
+                if current_descriptor is None:
+                    current_descriptor = Kernel(name, 0, 0)
+                    by_name[name] = current_descriptor
+            elif d == ".end_amdhsa_kernel":
+                current_descriptor = None
+            elif current_descriptor is not None and d.startswith(".amdhsa_"):
+                try:
+                    current_descriptor.descriptor[d] = int(line.args.split()[0], 0)
+                    current_descriptor.descriptor_lines[d] = line
+                except (ValueError, IndexError):
+                    pass
+            elif d == ".amdgpu_metadata":
+                in_metadata = True
+            elif d == ".end_amdgpu_metadata":
+                in_metadata = False
+            elif d == ".type" and "@function" in line.args:
+                name = line.args.split(",")[0].strip()
+                if name not in by_name:
+                    by_name[name] = Kernel(name, 0, 0)
+        if line.comment:
+            m = _COMMENT_FACT.search(line.comment)
+            if m:
+                comment_facts[m.group(1)] = (int(m.group(2)), line)
+    del in_metadata
+    if not target.startswith("gfx11"):
+        raise InputError(source.path, 1, f"target {target} is not RDNA3 (gfx11); isalint analyzes gfx11 only")
+
+    # Kernel instruction ranges: from the kernel's symbol label to the next kernel symbol.
+    starts = sorted((labels[name], name) for name in by_name if name in labels)
+    for n, (first, name) in enumerate(starts):
+        k = by_name[name]
+        k.first = first
+        k.last = starts[n + 1][0] if n + 1 < len(starts) else len(instrs)
+        k.symbol_line = label_lines[name]
+        kernels.append(k)
+    if not kernels and instrs:
+        kernels.append(Kernel("<bare>", 0, len(instrs)))
+    for k in kernels:
+        k.comment_facts = comment_facts
+    metadata_text = "\n".join(metadata_lines) if metadata_lines else None
+    program = Program(source, target, instrs, labels, label_lines, kernels, metadata_text)
+    if metadata_text:
+        _attach_metadata(program)
+    return program
+
+
+def _attach_metadata(program: Program) -> None:
+    try:
+        import yaml
+
+        doc = yaml.load(program.metadata_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # a broken metadata document is reported by META001, not here
+        return
+    if not isinstance(doc, dict):
+        return
+    for entry in doc.get("amdhsa.kernels", []) or []:
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get(".name") or str(entry.get(".symbol", "")).removesuffix(".kd")
+        for k in program.kernels:
+            if k.name == name:
+                k.metadata = entry
+
+
+def _make_instr(index: int, line: Line) -> Instr:
+    infos: list[OpInfo | None] = []
+    slots: list[list[Slot]] = []
+    defs: list[str] = []
+    uses: list[str] = []
+    problem = None
+    problem_col = 1
+    counters: tuple[str, ...] = ()
+    for stmt in line.statements:
+        info = lookup(stmt.mnemonic)
+        infos.append(info)
+        if info is None:
+            problem = f"unknown instruction '{stmt.mnemonic}'"
+            problem_col = stmt.col
+            slots.append([])
+            continue
+        try:
+            stmt_slots = match_operands(stmt, info)
+        except OperandMismatch as exc:
+            problem, problem_col = str(exc), exc.col
+            slots.append([])
+            continue
+        slots.append(stmt_slots)
+        for slot in stmt_slots:
+            if slot.role in ("use", "defuse"):
+                uses.extend(slot.regs)
+            if slot.role in ("def", "defuse"):
+                defs.extend(slot.regs)
+        uses.extend(info.implicit_uses)
+        defs.extend(info.implicit_defs)
+        counters = counters + tuple(c for c in info.counters if c not in counters)
+    if len(line.statements) == 2:
+        klass = "vopd"
+    elif infos and infos[0] is not None:
+        klass = infos[0].klass
+    else:
+        klass = "unknown"
+    if problem is not None:
+        defs, uses, counters = [], [], ()
+        klass = "unknown"
+    return Instr(index, line, line.statements, infos, slots, _dedup(defs), _dedup(uses), klass,
+                 counters, problem, problem_col)
+
+
+def _dedup(regs: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in regs:
+        seen.setdefault(r, None)
+    return list(seen)
+
+
+class OperandMismatch(ValueError):
+    def __init__(self, message: str, col: int):
+        super().__init__(message)
+        self.col = col
+
+
+def match_operands(stmt: Statement, info: OpInfo) -> list[Slot]:
+    """Pair the written operands with the ISA operand specs, in order.
+
+    Handles the syntax-level facts the ISA data cannot know: ``off`` for a
+    missing SGPR base, a 32-bit ``vaddr`` when a global access has an SGPR base
+    (RDNA3 ISA guide, 10.x "Global memory": saddr + 32-bit vgpr offset), and the
+    call-like operands of s_waitcnt / s_delay_alu which carry no registers.
+    """
+    written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
+    specs = list(info.operands)
+    if not specs:
+        return []
+    if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
+        specs = _memory_specs(specs, written)
+    slots: list[Slot] = []
+    if len(written) > len(specs):
+        extra = written[len(specs)]
+        raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
+    for n, op in enumerate(written):
+        spec = specs[n]
+        regs = _operand_registers(op, spec, stmt)
+        slots.append(Slot(spec.name, spec.role, op, regs))
+    return slots
+
+
+def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:
+    names = [s.name for s in specs]
+    if "saddr" not in names:
+        return specs
+    saddr_index = names.index("saddr")
+    saddr_written = written[saddr_index] if saddr_index < len(written) else None
+    if saddr_written is not None and saddr_written.kind != "off":
+        return [OperandSpec(s.name, s.role, 32, s.kind) if s.name == "vaddr" else s for s in specs]
+    return specs
+
+
+def _operand_registers(op: Operand, spec: OperandSpec, stmt: Statement) -> list[str]:
+    if not op.is_register:
+        return []
+    width = max(1, spec.bits // 32)
+    if op.kind == "special":
+        return op.registers(width)
+    if op.count != width and not (op.half and width == 1):
+        if not (op.count == 1 and op.text.find("[") < 0 and width > 1 and spec.kind in ("src", "ssrc")):
+            raise OperandMismatch(
+                f"'{stmt.mnemonic}' operand {spec.name} is {spec.bits} bits, '{op.text}' names {op.count} register(s)",
+                op.col)
+    return op.registers(width)

@@ -1,0 +1,41 @@
+"""isalint's rules: one module per code, each with its documentation.
+
+A rule module defines ``CODE``, ``NAME``, ``SEVERITY`` (its highest), ``SUMMARY``
+(one line), ``FIXABLE`` (the ``isalint fix`` flag that repairs it, or None), a
+module docstring in the ruff style (what it finds, why it matters, example,
+fix safety, ISA-guide reference) and ``check(analysis)`` yielding Diagnostics.
+"""
+from __future__ import annotations
+
+import importlib
+
+# code -> module name; listed here so `isalint rules` and `--select` need not import every rule.
+REGISTRY: dict[str, str] = {
+    "PARSE001": "parse001",
+    "DUAL001": "dual001",
+    "DUAL002": "dual002",
+    "BANK001": "bank001",
+    "LDS001": "lds001",
+    "GMEM001": "gmem001",
+    "SCRATCH001": "scratch001",
+    "WAIT001": "wait001",
+    "META001": "meta001",
+    "OCC001": "occ001",
+}
+
+
+def available() -> list[str]:
+    """Codes whose module exists in this installation."""
+    out = []
+    for code, module in REGISTRY.items():
+        if importlib.util.find_spec(f"{__name__}.{module}") is not None:
+            out.append(code)
+    return out
+
+
+def load(code: str):
+    return importlib.import_module(f"{__name__}.{REGISTRY[code.upper()]}")
+
+
+def all_rules() -> list:
+    return [load(code) for code in available()]
