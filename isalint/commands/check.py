@@ -22,7 +22,9 @@ def _codes(value: str | None) -> list[str] | None:
               show_default=True)
 @click.option("--target", help="Target when a file has no .amdgcn_target (default gfx1100).")
 @click.option("--color/--no-color", default=None, help="Color text output (default: when on a terminal).")
-def command(paths, select, ignore, fmt, target, color):
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="info", show_default=True,
+              help="Lowest severity that makes the exit code 1 (all findings are still reported).")
+def command(paths, select, ignore, fmt, target, color, fail_on):
     """Report problems in gfx11 assembly files (directories are searched for .s/.asm).
 
     Exit 0 when there are no findings, 1 when there are, 2 on a usage or input error.
@@ -70,4 +72,6 @@ def command(paths, select, ignore, fmt, target, color):
         click.echo(out.summary_line(diagnostics, len(files) - len(errors)), err=bool(diagnostics) and False)
     if errors:
         sys.exit(2)
-    sys.exit(1 if diagnostics else 0)
+    rank = {"error": 0, "warning": 1, "info": 2}
+    failing = [d for d in diagnostics if rank[d.severity] <= rank[fail_on]]
+    sys.exit(1 if failing else 0)

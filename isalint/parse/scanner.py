@@ -4,11 +4,14 @@ holds the two to agreement) in a fraction of the time.
 """
 from __future__ import annotations
 
+import re
+
 from .nodes import Statement
 from .operands import OperandError, classify_modifier, classify_operand, is_call_word
 
 _OPEN = {"[": "]", "(": ")"}
 _CLOSE = {"]", ")"}
+_MNEMONIC = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
@@ -35,9 +38,10 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
     i = start
     while i < end and code[i] in " \t":
         i += 1
-    j = i
-    while j < end and code[j] not in " \t":
-        j += 1
+    m = _MNEMONIC.match(code, i, end)
+    j = m.end() if m else i
+    if m is None or (j < end and code[j] not in " \t"):
+        raise OperandError("expected an instruction mnemonic", i - start)
     stmt = Statement(code[i:j].lower(), i + 1)
     words = _split_words(code, j, end)
     seen_modifier = False
