@@ -143,7 +143,6 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
     current_descriptor: Kernel | None = None
     metadata_lines: list[str] = []
     comment_facts: dict[str, tuple[int, Line]] = {}
-    in_metadata = False
     for line in source.lines:
         kind = line.kind
         if kind == "instruction":
@@ -155,8 +154,6 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
         if line.label is not None:
             labels[line.label] = len(instrs)
             label_lines[line.label] = line
-            if not line.label.startswith(".") and (line.label in by_name or not kernels or kernels[-1].last != -1):
-                pass
         if kind == "directive":
             d = line.directive
             if d == ".amdgcn_target":
@@ -179,10 +176,6 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
                     current_descriptor.descriptor_lines[d] = line
                 except (ValueError, IndexError):
                     pass
-            elif d == ".amdgpu_metadata":
-                in_metadata = True
-            elif d == ".end_amdgpu_metadata":
-                in_metadata = False
             elif d == ".type" and "@function" in line.args:
                 name = line.args.split(",")[0].strip()
                 if name not in by_name:
@@ -191,7 +184,6 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
             m = _COMMENT_FACT.search(line.comment)
             if m:
                 comment_facts[m.group(1)] = (int(m.group(2)), line)
-    del in_metadata
     if not target.startswith("gfx11"):
         raise InputError(source.path, 1, f"target {target} is not RDNA3 (gfx11); isalint analyzes gfx11 only")
 
@@ -321,7 +313,7 @@ def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[Oper
     saddr_index = names.index("saddr")
     saddr_written = written[saddr_index] if saddr_index < len(written) else None
     if saddr_written is not None and saddr_written.kind != "off":
-        return [OperandSpec(s.name, s.role, 32, s.kind) if s.name == "vaddr" else s for s in specs]
+        return [OperandSpec(s.name, s.role, 32, s.kind, s.optional) if s.name in ("vaddr", "addr") else s for s in specs]
     return specs
 
 
