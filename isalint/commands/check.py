@@ -47,8 +47,11 @@ def command(paths, select, ignore, fmt, target, color, fail_on):
     diagnostics, sources, errors = [], {}, []
     for path in files:
         config = find_config(path)
-        codes = selected_codes(available, cli_select if cli_select is not None else config.select,
-                               cli_ignore + config.ignore)
+        # an explicit --select on the command line replaces the file's select and ignore lists
+        if cli_select is not None:
+            codes = selected_codes(available, cli_select, cli_ignore)
+        else:
+            codes = selected_codes(available, config.select, cli_ignore + config.ignore)
         try:
             analysis = Analysis.from_path(path, {"target": target or config.target})
         except InputError as exc:

@@ -15,6 +15,14 @@ from ..parse.source import InputError, SourceFile
 
 DEFAULT_TARGET = "gfx1100"
 _TARGET = re.compile(r'"?amdgcn-amd-amdhsa--(gfx\w+)')
+# Modifier keywords of the gfx11 assembler syntax (LLVM AMDGPU AsmParser); anything else after the
+# operands is a typo or garbage and makes the instruction opaque.
+KNOWN_MODIFIERS = frozenset("""
+offset offset0 offset1 glc slc dlc nv lds tfe gds idxen offen addr64 format dmask dim unorm r128 a16 d16 lwe
+clamp mul div op_sel op_sel_hi neg_lo neg_hi quad_perm row_shl row_shr row_ror row_mirror row_half_mirror
+row_share row_xmask row_bcast wave_shl wave_shr wave_rol wave_ror row_mask bank_mask bound_ctrl fi dpp8
+byte_sel index_key wait_exp wait_vdst wait_va_vdst wait_vm_vsrc done compr vm row en
+""".split())
 _COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|NumSGPRsForWavesPerEU):\s*(\d+)")
 
 
@@ -238,6 +246,13 @@ def _make_instr(index: int, line: Line) -> Instr:
         if info is None:
             problem = f"unknown instruction '{stmt.mnemonic}'"
             problem_col = stmt.col
+            slots.append([])
+            continue
+        bad = next((m for m in stmt.modifiers if m.name not in KNOWN_MODIFIERS), None)
+        if bad is None and stmt.modifiers and info.encoding.startswith("SOP"):
+            bad = stmt.modifiers[0]
+        if bad is not None:
+            problem, problem_col = f"unexpected '{bad.text}' after the operands of '{stmt.mnemonic}'", bad.col
             slots.append([])
             continue
         try:

@@ -69,6 +69,10 @@ def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte), not an assembly text file")
+    head = data[:4096]
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
+    if head and controls * 20 > len(head):
+        raise InputError(path, 1, "binary data (control bytes), not an assembly text file")
     text = data.decode("utf-8", "surrogateescape")
     source = parse_text(text, path)
     return source
