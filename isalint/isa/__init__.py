@@ -1,0 +1,135 @@
+"""RDNA3 (gfx11, gfx1100, wave32) instruction facts: isalint's single source of ISA truth.
+
+The data lives in ``rdna3.json`` next to this file, generated from AMD's ISA tables by
+``python -m isalint.isa.generate`` (see that module for what is derived from where).  It is read
+once, on the first lookup, and each :class:`OpInfo` is built on demand and cached.
+
+Keys are assembler mnemonics as LLVM writes them, lowercase: ``v_add_f32_e32``, ``v_add_f32_e64``,
+``v_add_f32_dpp`` and the bare ``v_add_f32`` (which resolves to the e32 form), VOP3-only ops bare
+and with ``_e64``, ``v_dual_*`` for each half of a VOPD pair, and the plain names of everything
+else.
+
+Conventions the consumer must know:
+
+* ``operands`` are in assembler syntax order.  Registers per operand = ``max(1, bits // 32)``.
+* Widths are the largest the opcode can use.  A GLOBAL ``addr`` is 64 bits (a VGPR pair); when
+  ``saddr`` is an SGPR pair rather than ``off`` the VGPR address is a 32-bit offset, so the model
+  must narrow ``addr`` to one VGPR in that case.  SCRATCH ``addr``/``saddr`` may be ``off``.  MUBUF
+  and MTBUF ``vaddr`` is 64 bits only with both ``idxen`` and ``offen``; MIMG ``vaddr``/``vdata``
+  depend on ``dim``/``dmask``/``a16``/``d16``.
+* ``kind`` ``"other"`` with name ``vcc_lo`` is LLVM's explicit spelling of an implicit VCC operand
+  in VOP2/VOPC e32 forms (``v_add_co_ci_u32_e32 v1, vcc_lo, s1, v1, vcc_lo``,
+  ``v_cndmask_b32_e32 v0, v1, v2, vcc_lo``, ``v_cmp_eq_u32_e32 vcc_lo, v1, v2``).  The register
+  effect is already in ``implicit_defs``/``implicit_uses``; the operand is only syntax.  Operands
+  with ``optional=True`` may be left out by the writer (LLVM accepts ``v_cmp_eq_u32_e32 v1, v2``).
+* FLAT/GLOBAL atomics list ``vdst`` first: it is present only in the returning form (``glc``).
+  :meth:`OpInfo.operands_for` picks the spec tuple matching the number of operands written.
+* Atomics count on ``vmcnt`` when they return data (``glc``) and on ``vscnt`` otherwise, so both
+  are listed; FLAT (not GLOBAL/SCRATCH) also counts on ``lgkmcnt``.
+* Wave32: implicit VCC is ``vcc_lo``, EXEC is ``exec_lo``; lane masks are 32 bits.
+* ``is_trans``: VOP1 opcodes (and their e64/DPP forms) whose pseudocode computes 2^x, log2, sqrt,
+  sin, cos or a reciprocal (1/x, 1/sqrt x) - the ops issued to the transcendental unit.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+__all__ = ["OperandSpec", "OpInfo", "lookup", "all_mnemonics", "DATA_PATH"]
+
+DATA_PATH = os.path.join(os.path.dirname(__file__), "rdna3.json")
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    name: str   # field name: vdst, sdst, src0, vsrc1, src1, src2, addr, data0, saddr, sbase, sdata, simm16, ...
+    role: str   # "def" | "use" | "defuse"
+    bits: int   # width in bits (registers = max(1, bits // 32))
+    kind: str   # "vgpr" | "sgpr" | "src" | "ssrc" | "imm" | "label" | "other"
+    optional: bool = False
+
+    @property
+    def regs(self) -> int:
+        return max(1, self.bits // 32)
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    mnemonic: str
+    encoding: str
+    klass: str
+    operands: tuple[OperandSpec, ...]
+    implicit_defs: tuple[str, ...]
+    implicit_uses: tuple[str, ...]
+    counters: tuple[str, ...]
+    vopd: str | None
+    opcode: int
+    is_trans: bool
+
+    def operands_for(self, count: int) -> tuple[OperandSpec, ...] | None:
+        """The operand specs for a line written with ``count`` operands, or None if none fits.
+
+        Drops optional operands (LLVM's optional ``vcc_lo`` spellings) and, for FLAT/GLOBAL atomics
+        written without a return register, the leading ``vdst``.
+        """
+        ops = self.operands
+        if len(ops) == count:
+            return ops
+        required = tuple(o for o in ops if not o.optional)
+        if len(required) == count:
+            return required
+        if self.klass == "vmem_atomic" and ops and ops[0].name == "vdst" and len(ops) - 1 == count:
+            return ops[1:]
+        return None
+
+
+_DATA: dict | None = None
+_CACHE: dict[str, OpInfo | None] = {}
+
+
+def _ops() -> dict:
+    global _DATA
+    if _DATA is None:
+        with open(DATA_PATH, encoding="utf-8") as f:
+            _DATA = json.load(f)
+    return _DATA["ops"]
+
+
+def _make(mnemonic: str, row: dict) -> OpInfo:
+    return OpInfo(
+        mnemonic=mnemonic,
+        encoding=row["enc"],
+        klass=row["cls"],
+        operands=tuple(OperandSpec(o[0], o[1], o[2], o[3], len(o) > 4 and bool(o[4])) for o in row["ops"]),
+        implicit_defs=tuple(row["idef"]),
+        implicit_uses=tuple(row["iuse"]),
+        counters=tuple(row["cnt"]),
+        vopd=row.get("vopd"),
+        opcode=row["op"],
+        is_trans=bool(row.get("trans")),
+    )
+
+
+def lookup(mnemonic: str) -> OpInfo | None:
+    """OpInfo for an assembler mnemonic (case-insensitive), or None if unknown."""
+    key = mnemonic.strip().lower()
+    try:
+        return _CACHE[key]
+    except KeyError:
+        pass
+    row = _ops().get(key)
+    info = _make(key, row) if row is not None else None
+    _CACHE[key] = info
+    return info
+
+
+def all_mnemonics() -> list[str]:
+    """Every mnemonic in the data, sorted."""
+    return sorted(_ops())
+
+
+def meta() -> dict:
+    """Provenance of the data file (generator version, source hashes, notes)."""
+    _ops()
+    return dict(_DATA["meta"])
