@@ -1,0 +1,425 @@
+"""``isalint fix --dual-fmac``: the worklog's kernel 5 -> kernel 6 rewrite, done by a tool.
+
+The pass rewrites the FMA block of a loop (by default the hottest) into ``v_dual_fmac_f32``
+instructions only, with the register layout of the worklog's kernel 6 (seed 000, "Kernel 6:
+VALU optimization"): the A column on one pair of VGPR banks, the B row on the other pair, the
+accumulators laid out so the two destinations of every pair differ in parity, and an FMA order
+chosen by search against the bank / operand-cache model.
+
+Steps (each proves what it needs or refuses with the reason; the input is never touched):
+
+1. :mod:`.dual_fmac_detect` finds the FMA block: one outer product per iteration, sources from
+   LDS loads of the same iteration, loop-carried accumulators touched by nothing else.
+2. :mod:`.dual_fmac_region` finds the region over which the accumulators may live in other
+   registers (the largest enclosing loop where nothing else touches them) and the VGPRs free
+   there, from liveness over the whole kernel.
+3. :mod:`.dual_fmac_sched` places the A and B values on register pairs (each ``ds_load_b128``
+   becomes two ``ds_load_b64``), searches the order of the dual FMAs, and gives every
+   accumulator a register of the parity its slot needs.
+4. The loop body is re-emitted: new loads, the dual FMAs, the other instructions of the FMA span
+   after it, and ``s_waitcnt lgkmcnt`` re-derived so each FMA waits only for the loads it reads
+   (:func:`isalint.model.counters.plan_loop_waits`).
+5. On every edge into the region the accumulators move to their new registers (nothing to do
+   when all start as the same constant, the usual zero initialisation), and on every edge out
+   they move back, through a free register where the moves form a cycle, so the epilogue and
+   its ``global_store_b128`` of 4 consecutive registers are unchanged.
+6. The register counts are rewritten (``.amdhsa_next_free_vgpr``, ``.vgpr_count``, comments).
+7. The result is re-parsed and checked: every FMA of the loop is a legal VOPD, no wait-counter
+   hazard appears that the input did not have, the VGPR budget holds.
+"""
+from __future__ import annotations
+
+from . import FixRefused, FixResult
+from .dual_fmac_detect import FmaBlock, find_block, vgpr_number
+from .dual_fmac_emit import Edits, fmac_line, indent_of, load_line, move_lines, sequential_moves
+from .dual_fmac_region import MAX_VGPRS, Region, find_region
+from .dual_fmac_sched import (Layout, Schedule, assign_accumulators, choose_value_registers, dual_regs,
+                              pairs_of, provisional_model, search)
+
+__all__ = ["apply", "plan"]
+
+
+def apply(analysis, options: dict) -> FixResult:
+    fb = find_block(analysis, (options or {}).get("loop"))
+    region = find_region(analysis, fb)
+    layout, sched = plan(analysis, fb, region)
+    text, info = rewrite(analysis, fb, region, layout, sched)
+    new_analysis = verify(analysis, fb, text, info)
+    summary = _summary(analysis, new_analysis, fb, sched, info)
+    return FixResult(text, summary)
+
+
+# --------------------------------------------------------------------------------------------
+# Planning
+
+def _model():
+    """The bank / operand-cache model to search against."""
+    return provisional_model
+
+
+def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
+    a_pairs, b_pairs = pairs_of(fb)
+    n_cells = len(fb.cells)
+    if n_cells % 2:
+        raise FixRefused(f"{len(fb.cells)} FMAs cannot all be paired")
+    pool = set(range(MAX_VGPRS)) - region.busy
+    prefer = set(fb.value_regs)
+    used_now = _highest_vgpr(analysis) + 1
+    best = None
+    for a_bank in (2, 0):
+        for limit in range(2, MAX_VGPRS + 1):
+            below = {r for r in pool if r < limit}
+            vals = choose_value_registers(fb, below, a_bank, limit, prefer)
+            if vals is None:
+                continue
+            taken = {r + k for r in vals.values() for k in (0, 1)}
+            rest = below - taken
+            if (sum(1 for r in rest if r % 2 == 0) >= n_cells // 2
+                    and sum(1 for r in rest if r % 2 == 1) >= n_cells // 2):
+                cand = (max(limit, used_now), a_bank != 2, a_bank, vals, rest)
+                if best is None or cand[:2] < best[:2]:
+                    best = cand
+                break
+    if best is None:
+        need = n_cells + 2 * (len(a_pairs) + len(b_pairs))
+        raise FixRefused(f"not enough free VGPRs: the block needs {need} registers "
+                         f"({n_cells} accumulators and {2 * (len(a_pairs) + len(b_pairs))} for loaded values) "
+                         f"and only {len(pool)} are free in the loop")
+    _, _, a_bank, vals, rest = best
+    layout = Layout(a_bank, vals)
+    sub_order = _subload_order(fb)
+
+    def wait_cost(sch: Schedule) -> int:
+        total, running = 0, -1
+        for x, y in sch.duals:
+            for h in (x, y):
+                a_key, b_key = h.cell
+                running = max(running, sub_order[("A", a_key[0], a_key[1] - a_key[1] % 2)],
+                              sub_order[("B", b_key[0], b_key[1] - b_key[1] % 2)])
+            total += running
+        return total
+
+    sched = search(fb, layout, _model(), wait_cost)
+    accs = assign_accumulators(fb, sched, rest)
+    if accs is None:
+        raise FixRefused("not enough free VGPRs of each parity for the accumulators")
+    layout.acc_reg = accs
+    sched.model = _model()(dual_regs(sched.duals, layout))
+    return layout, sched
+
+
+def _subload_order(fb: FmaBlock) -> dict[tuple, int]:
+    order: dict[tuple, int] = {}
+    for ld in fb.loads:
+        for d in range(0, len(ld.regs), 2):
+            order[(ld.side, ld.order, d)] = len(order)
+    return order
+
+
+def _highest_vgpr(analysis) -> int:
+    top = -1
+    for ins in analysis.program.instrs:
+        for r in list(ins.defs) + list(ins.uses):
+            n = vgpr_number(r)
+            if n is not None and n > top:
+                top = n
+    return top
+
+
+# --------------------------------------------------------------------------------------------
+# Rewriting
+
+def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Schedule) -> tuple[str, dict]:
+    from ..model import counters
+
+    program = analysis.program
+    instrs = program.instrs
+    source = program.source
+    line_index = {id(line): n for n, line in enumerate(source.lines)}
+
+    def lidx(i: int) -> int:
+        return line_index[id(instrs[i].line)]
+
+    edits = Edits()
+    body = fb.body
+    span = body[fb.first: fb.last + 1]
+    fma_set = set(fb.fma_instrs)
+    load_by_index = {ld.index: ld for ld in fb.loads}
+    indent = indent_of(instrs[span[0]].line)
+
+    # New body as text, in order, without the lgkm waits from the first block load to the last
+    # FMA (the only LDS operations there are the block's loads: those waits served the FMAs).
+    first_load = min(body.index(ld.index) for ld in fb.loads)
+    for pos, i in enumerate(body):
+        if instrs[i].counters and i not in load_by_index and "lgkmcnt" in instrs[i].counters:
+            raise FixRefused(f"{program.path}:{instrs[i].lineno}: the loop issues another LDS or scalar-memory "
+                             f"operation ('{instrs[i].text()}'); its waits cannot be re-derived safely")
+        if first_load <= pos <= fb.last and instrs[i].klass in ("barrier", "message"):
+            raise FixRefused(f"{program.path}:{instrs[i].lineno}: '{instrs[i].text()}' between the loads and "
+                             "the FMAs")
+    new_body: list[tuple[str, int | None]] = []  # (text, original instr index or None)
+    for pos, i in enumerate(body):
+        if first_load < pos < fb.first and instrs[i].klass == "waitcnt":
+            rest = _strip_lgkm(instrs[i])
+            if rest:
+                new_body.append((indent_of(instrs[i].line) + rest, None))
+            continue
+        if fb.first <= pos <= fb.last:
+            if i == span[0]:
+                for x, y in dual_regs(sched.duals, layout):
+                    new_body.append((fmac_line(indent, x, y), None))
+                for j in span:
+                    if j in fma_set or j in fb.dropped and instrs[j].klass != "waitcnt":
+                        continue
+                    if instrs[j].klass == "waitcnt":
+                        rest = _strip_lgkm(instrs[j])
+                        if rest:
+                            new_body.append((indent_of(instrs[j].line) + rest, None))
+                        continue
+                    new_body.append((instrs[j].line.text, j))
+            continue
+        if i in load_by_index:
+            ld = load_by_index[i]
+            ind = indent_of(instrs[i].line)
+            for d in range(0, len(ld.regs), 2):
+                reg = layout.pair_reg[(ld.side, ld.order, d)]
+                new_body.append((load_line(ind, reg, ld.addr, ld.offset + 4 * d), None))
+            continue
+        new_body.append((instrs[i].line.text, i))
+
+    # Waits: plan the lgkm waits of the new body from the state the loop is entered with.
+    parsed = _parse_body([t for t, _ in new_body])
+    entry = _entry_state(analysis, fb)
+    planned = counters.plan_loop_waits(parsed, entry, keep_existing=True, counters=["lgkmcnt"])
+    waits_at: dict[int, dict] = {w.position: w.thresholds for w in planned}
+    final: list[str] = []
+    for pos, (text, _) in enumerate(new_body):
+        if pos in waits_at:
+            thr = waits_at[pos]
+            final.append(f"{indent_of_text(text)}s_waitcnt " + " ".join(f"{c}({n})" for c, n in sorted(thr.items())))
+        final.append(text)
+    n_waits = len(planned)
+
+    # Replace the body lines.
+    first_line, last_line = lidx(body[0]), lidx(body[-1])
+    for n in range(first_line, last_line + 1):
+        edits.replace[n] = []
+    # Comment lines inside the body (rare) are kept, at the top of the body.
+    keep_between = [n for n in range(first_line, last_line + 1) if source.lines[n].kind != "instruction"]
+    edits.replace[first_line] = [source.lines[n].text for n in keep_between] + final
+
+    # Accumulator moves on the region's edges.
+    old_of = {cell: fb.cells[cell] for cell in fb.cells}
+    new_of = layout.acc_reg
+    moved = {cell for cell in fb.cells if old_of[cell] != new_of[cell]}
+    to_new = {new_of[c]: old_of[c] for c in moved}  # new <- old
+    to_old = {old_of[c]: new_of[c] for c in moved}  # old <- new
+    old_set = set(old_of.values())
+    new_set = set(new_of.values())
+    value_regs = {r + k for r in layout.pair_reg.values() for k in (0, 1)}
+    n_entry_moves = n_exit_moves = 0
+    written: set[int] = set()
+    trampolines: list[list[str]] = []
+    if moved:
+        for e in region.entries:
+            live = region.live.live_in[e.dst]
+            if region.entry_values is not None:
+                const = next(iter(region.entry_values.values()))[1]
+                seq = [(r, const) for r in sorted(new_set - old_set)]
+            else:
+                temps = sorted(value_regs - live - old_set - new_set)
+                seq = sequential_moves(to_new, temps)
+            lines = move_lines(indent, seq)
+            written.update(d for d, _ in seq)
+            n_entry_moves = max(n_entry_moves, len(lines))
+            _place(analysis, e, lines, edits, lidx, trampolines, indent)
+        for e in region.exits:
+            live = region.live.live_in[e.dst]
+            temps = sorted(value_regs - live - old_set - new_set) + sorted(
+                r for r in range(MAX_VGPRS) if r not in live and r not in old_set and r not in new_set
+                and r not in region.busy)
+            seq = sequential_moves(to_old, temps)
+            lines = move_lines(indent, seq)
+            written.update(d for d, _ in seq)
+            n_exit_moves = max(n_exit_moves, len(lines))
+            _place(analysis, e, lines, edits, lidx, trampolines, indent)
+    if trampolines:
+        k = program.kernel_of(body[0])
+        last = instrs[k.last - 1]
+        if not (last.ends_program() or last.is_unconditional_branch()):
+            raise FixRefused(f"{program.path}:{last.lineno}: no place after the kernel's last instruction "
+                             "for the moves of a branch edge")
+        for t in trampolines:
+            edits.add_after(lidx(k.last - 1), t)
+
+    text = edits.render(source)
+    top = max([_highest_vgpr(analysis)] + sorted(new_set | value_regs | written))
+    text = _update_counts(text, source.path, top + 1)
+    info = {
+        "moved": len(moved), "entry_moves": n_entry_moves, "exit_moves": n_exit_moves,
+        "waits": n_waits, "loads": sum(len(ld.regs) // 2 for ld in fb.loads), "vgprs": None,
+        "region": region.loop.label, "trampolines": len(trampolines),
+    }
+    return text, info
+
+
+def indent_of_text(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())] or "\t"
+
+
+def _strip_lgkm(ins) -> str:
+    from ..model.waitcnt import wait_thresholds
+
+    thr = wait_thresholds(ins) or {}
+    rest = {c: n for c, n in thr.items() if c != "lgkmcnt"}
+    if not rest:
+        return ""
+    if ins.opcode != "s_waitcnt":
+        return ins.text()
+    return "s_waitcnt " + " ".join(f"{c}({n})" for c, n in rest.items())
+
+
+def _parse_body(lines: list[str]):
+    from ..model.program import build_program
+    from ..parse.source import parse_text
+
+    prog = build_program(parse_text("\n".join(lines) + "\n", "<loop>"))
+    return prog.instrs
+
+
+def _entry_state(analysis, fb: FmaBlock):
+    """The wait-counter state on the edges into the loop, from outside the loop."""
+    from ..model import counters
+
+    program, cfg = analysis.program, analysis.cfg
+    ca = counters.analyze(program)
+    header = cfg.blocks[fb.loop.header]
+    state = None
+    for p in header.preds:
+        if p in fb.loop.blocks:
+            continue
+        blk = cfg.blocks[p]
+        st = ca.block_in[p].copy()
+        for i in blk.indices():
+            st.step(program.instrs[i], i, "zero")
+        if state is None:
+            state = st
+        else:
+            state.merge(st)
+    return state
+
+
+def _place(analysis, edge, lines: list[str], edits: Edits, lidx, trampolines: list, indent: str) -> None:
+    """Put ``lines`` on a CFG edge: at the end of its source, at the start of its target, between
+    the two when the edge falls through, or in a trampoline block after the kernel."""
+    if not lines:
+        return
+    program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
+    src, dst = cfg.blocks[edge.src], cfg.blocks[edge.dst]
+    if len(src.succs) == 1:
+        term = instrs[src.last - 1]
+        if term.klass == "branch":
+            edits.add_before(lidx(src.last - 1), lines)
+        else:
+            edits.add_after(lidx(src.last - 1), lines)
+        return
+    if len(dst.preds) == 1:
+        edits.add_before(lidx(dst.first), lines)
+        return
+    if edge.fallthrough:
+        edits.add_after(lidx(src.last - 1), lines)
+        return
+    term = instrs[src.last - 1]
+    target = term.branch_target()
+    label = f".Lisalint_dfmac_{len(trampolines)}_{target.lstrip('.')}"
+    old = term.line.text
+    col = old.rfind(target)
+    edits.replace[lidx(src.last - 1)] = [old[:col] + label + old[col + len(target):]]
+    trampolines.append([f"{label}:"] + lines + [f"{indent}s_branch {target}"])
+
+
+def _update_counts(text: str, path: str, vgprs: int) -> str:
+    """Rewrite the VGPR counts (the metadata pass when present, else the known fields)."""
+    try:
+        from . import metadata as meta_pass  # noqa: F401
+    except ImportError:
+        meta_pass = None
+    if meta_pass is not None and hasattr(meta_pass, "apply"):
+        from ..analysis import Analysis
+        from ..parse.source import parse_text
+
+        try:
+            res = meta_pass.apply(Analysis.from_source(parse_text(text, path)), {})
+            return res.text
+        except FixRefused:
+            return text
+    return _fallback_counts(text, vgprs)
+
+
+def _fallback_counts(text: str, vgprs: int) -> str:
+    import re
+
+    def at_least(m):
+        old = int(m.group(2))
+        return m.group(1) + str(max(old, vgprs))
+
+    text = re.sub(r"(\.amdhsa_next_free_vgpr\s+)(\d+)", at_least, text)
+    text = re.sub(r"(\.vgpr_count:\s+)(\d+)", at_least, text)
+    text = re.sub(r"(;\s*NumVgprs:\s*)(\d+)", at_least, text)
+    text = re.sub(r"(;\s*NumVGPRsForWavesPerEU:\s*)(\d+)", at_least, text)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Checking the result
+
+def verify(analysis, fb: FmaBlock, text: str, info: dict):
+    from ..analysis import Analysis
+    from ..model import counters
+    from ..parse.source import InputError, parse_text
+    from ..vopd import check_pair
+
+    try:
+        new = Analysis.from_source(parse_text(text, analysis.program.path))
+    except InputError as exc:
+        raise FixRefused(f"internal error: the rewritten file does not parse ({exc})") from None
+    loop = new.cfg.find_loop(fb.label)
+    if loop is None:
+        raise FixRefused("internal error: the rewritten loop is not found again")
+    singles = 0
+    for i in loop.indices(new.cfg):
+        ins = new.program.instrs[i]
+        if ins.opaque:
+            raise FixRefused(f"internal error: line {ins.lineno} of the output is not understood: {ins.problem}")
+        names = [s.mnemonic for s in ins.stmts]
+        if any(n.startswith("v_fmac") or n.startswith("v_fma_") for n in names):
+            singles += 1
+        if ins.is_vopd:
+            bad = [v for v in check_pair(ins.stmts[0], ins.stmts[1]) if v.severity == "error"]
+            if bad:
+                raise FixRefused(f"internal error: line {ins.lineno} is not a legal VOPD: {bad[0].message}")
+    if singles:
+        raise FixRefused(f"internal error: {singles} single FMAs left in the loop")
+    before = {(h.index, h.reg, h.counter) for h in counters.analyze(analysis.program).hazards}
+    after = counters.analyze(new.program).hazards
+    if len(after) > len(before):
+        h = after[0]
+        raise FixRefused(f"internal error: the rewrite leaves {h.reg} read at line "
+                         f"{new.program.instrs[h.index].lineno} before its {h.counter} wait")
+    info["vgprs"] = _highest_vgpr(new) + 1
+    return new
+
+
+def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
+    m = sched.model
+    lines = [
+        f"dual-fmac: loop {fb.label}: {len(fb.cells)} FMAs as {len(sched.duals)} v_dual_fmac_f32 "
+        f"({len(fb.a_values)} x {len(fb.b_values)} outer product, walk: {sched.name})",
+        f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64; lgkm waits in the loop: {info['waits']}",
+        f"  modeled bank stalls: {m.get('stalls')}, cache hits: {m.get('hits')}",
+        f"  accumulators moved: {info['moved']} (in the region {info['region']}: "
+        f"{info['entry_moves']} instructions on entry, {info['exit_moves']} on exit)",
+        f"  VGPRs: {_highest_vgpr(old) + 1} -> {info['vgprs']}",
+    ]
+    return "\n".join(lines)

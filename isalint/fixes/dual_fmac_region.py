@@ -1,0 +1,265 @@
+"""Where the moved accumulators live, and which VGPRs the rewrite may take.
+
+The accumulators of the FMA block are carried by the loop and usually by the loops around it
+(kernel5's k loop over LDS tiles wraps the loop over one tile). The pass keeps them in their new
+registers over the largest enclosing loop in which nothing but the FMA block touches them (the
+*region*), moves them there on every edge into the region and back on every edge out of it, so
+the code before and after the region — the initialisation, the epilogue and its
+``global_store_b128`` of four consecutive registers — runs unchanged.
+
+A VGPR is free for the rewrite when it is not live anywhere in the region once the FMA block and
+the destinations of its loads are set aside, and no other instruction in the region names it.
+Liveness is the usual backward data flow over the CFG on VGPRs (a VALU write kills: the region
+runs under one EXEC mask, which is checked).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import FixRefused
+from .dual_fmac_detect import FmaBlock, vgpr_number, where
+
+MAX_VGPRS = 256  # wave32 on gfx11 (RDNA3 ISA guide, 3.3 "VGPRs")
+
+
+def _vgprs(regs) -> set[int]:
+    out = set()
+    for r in regs:
+        n = vgpr_number(r)
+        if n is not None:
+            out.add(n)
+    return out
+
+
+@dataclass
+class Liveness:
+    """VGPR liveness per block and per instruction (live after it)."""
+
+    live_in: list[set[int]]
+    live_out: list[set[int]]
+    after: dict[int, set[int]]  # instruction index -> VGPRs live right after it
+
+    def before(self, cfg, index: int) -> set[int]:
+        blk = cfg.blocks[cfg.block_of[index]]
+        if index == blk.first:
+            return self.live_in[blk.id]
+        return self.after[index - 1]
+
+
+def liveness(program, cfg, skip_defs: dict[int, set[int]] | None = None,
+             skip_uses: dict[int, set[int]] | None = None) -> Liveness:
+    """Backward VGPR liveness; ``skip_*`` hide some defs/uses of some instructions."""
+    skip_defs = skip_defs or {}
+    skip_uses = skip_uses or {}
+    instrs = program.instrs
+    du: list[tuple[set[int], set[int]]] = []
+    for ins in instrs:
+        d = _vgprs(ins.defs) - skip_defs.get(ins.index, set())
+        u = _vgprs(ins.uses) - skip_uses.get(ins.index, set())
+        du.append((d, u))
+    nb = len(cfg.blocks)
+    gen: list[set[int]] = []
+    kill: list[set[int]] = []
+    for blk in cfg.blocks:
+        g: set[int] = set()
+        k: set[int] = set()
+        for i in reversed(blk.indices()):
+            d, u = du[i]
+            g -= d
+            k |= d
+            g |= u
+        gen.append(g)
+        kill.append(k)
+    live_in = [set() for _ in range(nb)]
+    live_out = [set() for _ in range(nb)]
+    changed = True
+    while changed:
+        changed = False
+        for blk in reversed(cfg.blocks):
+            out: set[int] = set()
+            for s in blk.succs:
+                out |= live_in[s]
+            new_in = gen[blk.id] | (out - kill[blk.id])
+            if out != live_out[blk.id] or new_in != live_in[blk.id]:
+                live_out[blk.id], live_in[blk.id] = out, new_in
+                changed = True
+    after: dict[int, set[int]] = {}
+    for blk in cfg.blocks:
+        live = set(live_out[blk.id])
+        for i in reversed(blk.indices()):
+            after[i] = set(live)
+            d, u = du[i]
+            live = (live - d) | u
+    return Liveness(live_in, live_out, after)
+
+
+@dataclass
+class Edge:
+    src: int  # block id
+    dst: int  # block id
+    fallthrough: bool  # taken by falling off the end of src (else by its branch)
+
+
+@dataclass
+class Region:
+    loop: object
+    blocks: set[int]
+    entries: list[Edge]
+    exits: list[Edge]
+    busy: set[int]  # VGPRs the rewrite must not take inside the region
+    live: Liveness  # liveness of the original program
+    entry_values: dict[int, object] | None = None  # acc -> constant at every entry, when all equal
+    notes: list[str] = field(default_factory=list)
+
+
+def _writes_exec(ins) -> bool:
+    return any(r.startswith("exec") for r in ins.defs)
+
+
+def _edges(cfg, program, blk) -> list[Edge]:
+    out = []
+    if blk.last == blk.first:
+        return [Edge(blk.id, s, True) for s in blk.succs]
+    term = program.instrs[blk.last - 1]
+    target = term.branch_target()
+    tblock = cfg.block_of[program.labels[target]] if target in program.labels else None
+    for s in blk.succs:
+        fall = not (s == tblock and (term.is_unconditional_branch() or s != blk.id + 1))
+        out.append(Edge(blk.id, s, fall))
+    return out
+
+
+def find_region(analysis, fb: FmaBlock) -> Region:
+    program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
+    accs = set(fb.accs)
+    fma_instrs = set(fb.fma_instrs)
+    for i in fb.body:
+        if _writes_exec(instrs[i]):
+            raise FixRefused(f"{where(program, i)}: the loop writes EXEC; cannot prove the register moves safe")
+
+    real = liveness(program, cfg)
+
+    def clean(loop) -> bool:
+        for b in loop.blocks:
+            for i in cfg.blocks[b].indices():
+                if i in fma_instrs:
+                    continue
+                ins = instrs[i]
+                if _writes_exec(ins) or ins.opaque:
+                    return False
+                touched = _vgprs(ins.defs) | (_vgprs(ins.uses) - ignorable_reads(ins, real.after[i]))
+                if touched & accs:
+                    return False
+        return True
+
+    loop = fb.loop
+    while loop.parent is not None and clean(loop.parent):
+        loop = loop.parent
+    blocks = set(loop.blocks)
+    header = loop.header
+    entries = [e for p in cfg.blocks[header].preds if p not in blocks
+               for e in _edges(cfg, program, cfg.blocks[p]) if e.dst == header]
+    if not entries:
+        raise FixRefused(f"{where(program, cfg.blocks[header].first)}: the loop is entered from nowhere")
+    exits = [e for b in sorted(blocks) for e in _edges(cfg, program, cfg.blocks[b]) if e.dst not in blocks]
+    for b in blocks:
+        if not cfg.blocks[b].succs or any(instrs[i].ends_program() for i in cfg.blocks[b].indices()):
+            raise FixRefused(f"{where(program, cfg.blocks[b].first)}: the program can end inside the loop")
+
+    # Liveness with the FMA block and the loads' destinations set aside.
+    skip_defs: dict[int, set[int]] = {}
+    skip_uses: dict[int, set[int]] = {}
+    for i in fma_instrs:
+        skip_defs[i] = _vgprs(instrs[i].defs)
+        skip_uses[i] = _vgprs(instrs[i].uses)
+    for ld in fb.loads:
+        skip_defs[ld.index] = set(ld.regs)
+    hidden = liveness(program, cfg, skip_defs, skip_uses)
+    busy: set[int] = set()
+    for b in blocks:
+        busy |= hidden.live_in[b] | hidden.live_out[b]
+        for i in cfg.blocks[b].indices():
+            busy |= hidden.after[i]
+            if i in fma_instrs:
+                continue
+            ins = instrs[i]
+            regs = _vgprs(ins.uses) | (_vgprs(ins.defs) - skip_defs.get(i, set()))
+            busy |= regs
+    busy -= accs
+    region = Region(loop, blocks, entries, exits, busy, real)
+    region.entry_values = _entry_constants(program, cfg, region, accs)
+    return region
+
+
+_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
+
+
+def ignorable_reads(ins, live_after: set[int]) -> set[int]:
+    """VGPRs an instruction reads without any live result depending on them.
+
+    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
+    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
+    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
+    the high addend).
+    """
+    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
+        return set()
+    ops = ins.stmts[0].operands
+    if len(ops) != 5 or ins.stmts[0].modifiers:
+        return set()
+    dst, sdst, _, _, addend = ops
+    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
+        return set()
+    if not (sdst.kind == "special" and sdst.file == "null"):
+        return set()
+    if dst.first + 1 in live_after:
+        return set()
+    return {addend.first + 1}
+
+
+def _const_of(ins, reg: int):
+    """The literal a plain move writes to ``reg``, or None."""
+    for k, stmt in enumerate(ins.stmts):
+        if stmt.mnemonic not in ("v_mov_b32", "v_mov_b32_e32", "v_dual_mov_b32"):
+            continue
+        if stmt.modifiers or len(stmt.operands) != 2:
+            continue
+        dst, src = stmt.operands
+        if dst.kind == "vgpr" and dst.first == reg and dst.count == 1:
+            if src.kind in ("int", "float") and not src.neg and not src.abs:
+                return ("lit", src.text.lower())
+            return None
+    return None
+
+
+def _entry_constants(program, cfg, region: Region, accs: set[int]) -> dict[int, object] | None:
+    """{acc: constant} when every accumulator holds the same literal on every entry edge, else None."""
+    instrs = program.instrs
+    found = None
+    for acc in sorted(accs):
+        name = f"v{acc}"
+        for e in region.entries:
+            seen: set[int] = set()
+            stack = [(e.src, cfg.blocks[e.src].last)]
+            while stack:
+                b, end = stack.pop()
+                blk = cfg.blocks[b]
+                hit = None
+                for i in range(end - 1, blk.first - 1, -1):
+                    if name in instrs[i].defs:
+                        hit = i
+                        break
+                if hit is not None:
+                    c = _const_of(instrs[hit], acc)
+                    if c is None or (found is not None and c != found):
+                        return None
+                    found = c
+                    continue
+                if not blk.preds:
+                    return None  # reaches the kernel entry undefined
+                for p in blk.preds:
+                    if p not in seen:
+                        seen.add(p)
+                        stack.append((p, cfg.blocks[p].last))
+    return {acc: found for acc in accs} if found is not None else None
