@@ -99,9 +99,16 @@ class Kernel:
     last: int  # index one past the last instruction
     descriptor: dict[str, int] = field(default_factory=dict)
     descriptor_lines: dict[str, Line] = field(default_factory=dict)
-    metadata: dict | None = None
+    program: Program | None = field(default=None, repr=False)
     comment_facts: dict[str, tuple[int, Line]] = field(default_factory=dict)
     symbol_line: Line | None = None
+
+    @property
+    def metadata(self) -> dict | None:
+        """This kernel's entry of the ``.amdgpu_metadata`` document (parsed on first use)."""
+        if self.program is None:
+            return None
+        return self.program.kernel_metadata().get(self.name)
 
     @property
     def wave_size(self) -> int:
@@ -122,6 +129,7 @@ class Program:
     kernels: list[Kernel]
     metadata_text: str | None = None
     _cfg: object = None
+    _metadata: dict | None = None
 
     @property
     def path(self) -> str:
@@ -133,6 +141,20 @@ class Program:
 
             self._cfg = build_cfg(self)
         return self._cfg
+
+    def kernel_metadata(self) -> dict[str, dict]:
+        """{kernel name: its metadata entry}; empty when there is no (readable) document."""
+        if self._metadata is None:
+            self._metadata = _parse_metadata(self.metadata_text) if self.metadata_text else {}
+        return self._metadata
+
+    def metadata_document(self) -> dict | None:
+        if not self.metadata_text:
+            return None
+        try:
+            return _load_yaml(self.metadata_text)
+        except Exception:
+            return None
 
     def kernel_of(self, index: int) -> Kernel | None:
         for k in self.kernels:
@@ -209,27 +231,30 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
         k.comment_facts = comment_facts
     metadata_text = "\n".join(metadata_lines) if metadata_lines else None
     program = Program(source, target, instrs, labels, label_lines, kernels, metadata_text)
-    if metadata_text:
-        _attach_metadata(program)
+    for k in kernels:
+        k.program = program
     return program
 
 
-def _attach_metadata(program: Program) -> None:
-    try:
-        import yaml
+def _load_yaml(text: str):
+    import yaml
 
-        doc = yaml.load(program.metadata_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _parse_metadata(text: str) -> dict[str, dict]:
+    try:
+        doc = _load_yaml(text)
     except Exception:  # a broken metadata document is reported by META001, not here
-        return
+        return {}
+    out: dict[str, dict] = {}
     if not isinstance(doc, dict):
-        return
+        return out
     for entry in doc.get("amdhsa.kernels", []) or []:
-        if not isinstance(entry, dict):
-            continue
-        name = entry.get(".name") or str(entry.get(".symbol", "")).removesuffix(".kd")
-        for k in program.kernels:
-            if k.name == name:
-                k.metadata = entry
+        if isinstance(entry, dict):
+            name = entry.get(".name") or str(entry.get(".symbol", "")).removesuffix(".kd")
+            out[name] = entry
+    return out
 
 
 def _make_instr(index: int, line: Line) -> Instr:
@@ -305,15 +330,19 @@ def match_operands(stmt: Statement, info: OpInfo) -> list[Slot]:
     call-like operands of s_waitcnt / s_delay_alu which carry no registers.
     """
     written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
-    specs = list(info.operands)
-    if not specs:
+    if not info.operands:
         return []
+    fitting = info.operands_for(len(written))
+    specs = list(fitting if fitting is not None else info.operands)
     if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
         specs = _memory_specs(specs, written)
     slots: list[Slot] = []
     if len(written) > len(specs):
         extra = written[len(specs)]
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
+    if len(written) < sum(1 for s in specs if not s.optional) and info.klass not in ("waitcnt", "delay", "nop"):
+        end = stmt.end_col
+        raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
     for n, op in enumerate(written):
         spec = specs[n]
         regs = _operand_registers(op, spec, stmt)

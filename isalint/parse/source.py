@@ -176,6 +176,15 @@ def parse_statements(code: str, pos: int = 0) -> list[Statement]:
 
 def _find_comment(text: str, start: int) -> tuple[int, int | None, bool]:
     """(end of code, start of comment or None, block comment left open)."""
+    if '"' not in text:  # the common case: no string can hide a comment marker
+        hits = [k for k in (text.find(";", start), text.find("//", start), text.find("/*", start)) if k >= 0]
+        if not hits:
+            return len(text), None, False
+        k = min(hits)
+        if text.startswith("/*", k):
+            close = text.find("*/", k + 2)
+            return k, k, close < 0
+        return k, k, False
     i, n = start, len(text)
     quote = False
     while i < n:
