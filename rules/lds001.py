@@ -89,19 +89,25 @@ def _lanes_text(lanes: list[int], step: int) -> str:
     if len(lanes) > 2 and step and lanes == list(range(lanes[0], lanes[0] + step * len(lanes), step)):
         if step == 1:
             return f"lanes {lanes[0]}-{lanes[-1]}"
-        return f"lanes {lanes[0]}, {lanes[1]}, ..., {lanes[-1]} (every {step}th lane)"
+        if len(lanes) > 4:
+            return f"lanes {lanes[0]}, {lanes[1]}, ..., {lanes[-1]}"
     shown = ", ".join(str(x) for x in lanes[:8])
     return f"lanes {shown}{', ...' if len(lanes) > 8 else ''}"
 
 
 def _suggestion(c, banks: int) -> str:
-    row = c.byte_stride // 4
+    row = c.row_bytes // 4
     if c.pad is None:
         return (f"no row padding up to {banks} dwords removes it; swizzle the column index "
                 "(XOR it with the row) instead")
     rows = max(2, c.rows)
     return (f"pad each row of {row} dwords by {c.pad}: e.g. float X[{rows}][{row}] -> "
             f"X[{rows}][{row + c.pad}] (row stride {4 * (row + c.pad)} bytes)")
+
+
+def _nth(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def check(analysis):
@@ -127,8 +133,15 @@ def check(analysis):
         if len(access.addresses) == 2:
             mode += f"; offset{c.address} address"
         verb = "read" if access.kind == "load" else "write"
-        stride = c.byte_stride
+        if c.lane_stride and c.lane_step == 1:
+            cause = (f"the lane stride of {c.lane_stride} bytes ({c.lane_stride // 4} dwords) is a multiple of "
+                     f"the {banks} banks, so consecutive lanes share a bank")
+        elif c.lane_stride:
+            cause = (f"the lane stride of {c.lane_stride} bytes ({c.lane_stride // 4} dwords) brings every "
+                     f"{_nth(c.lane_step)} lane back to the same bank")
+        else:
+            cause = f"they are {c.byte_stride} bytes apart, a multiple of {4 * banks} (the bank period)"
         msg = (f"{c.degree}-way LDS bank conflict ({mode}): {_lanes_text(c.lanes, c.lane_step)} of "
-               f"wave {c.wave} {verb} {len(c.lanes)} different dwords of bank {c.bank}, {stride} bytes "
-               f"({stride // 4} dwords) apart; {c.cycles} bank cycles instead of {c.ideal}")
-        yield at_instr(program, ins, CODE, SEVERITY, msg, fix=_suggestion(c, banks))
+               f"wave {c.wave} {verb} {len(c.lanes)} different dwords of bank {c.bank}: {cause}; "
+               f"{c.cycles} bank cycles instead of {c.ideal}; {_suggestion(c, banks)}")
+        yield at_instr(program, ins, CODE, SEVERITY, msg)

@@ -143,9 +143,11 @@ class Conflict:
     lanes: list[int]  # one lane per distinct dword in the worst bank
     byte_stride: int  # gcd of the byte distances between those lanes' dwords
     lane_step: int  # gcd of the lane-index distances between them
+    lane_stride: int | None  # bytes between consecutive lanes, when linear across the colliding lanes
     rows: int  # distinct rows (of byte_stride bytes) the wave touches
     pad: int | None  # dwords of padding per row that remove every conflict
     passes: int  # passes per address per wave
+    row_bytes: int  # the row the padding applies to (the lane stride when linear, else byte_stride)
 
 
 def lanes_per_pass(width: int) -> int:
@@ -211,10 +213,25 @@ def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_searc
         for a, ln in zip(addrs[1:], lanes[1:]):
             stride = math.gcd(stride, abs(a - addrs[0]))
             step = math.gcd(step, ln - lanes[0])
-        worst = Conflict(degree, cycles, ideal, w, ai, bank, lanes, stride, step, 0, None,
-                         max(1, math.ceil((hi - lo) / lpp)))
-    if worst is not None and pad_search and worst.byte_stride >= 4:
-        worst.rows, worst.pad = _padding(access, banks, wave_size, worst.byte_stride)
+        lane_stride = None
+        r = rel[ai].astype(np.int64)
+        if step and stride % step == 0:
+            ls = stride // step
+            span = np.arange(lanes[0], lanes[-1] + 1)
+            if int(r[lanes[1]]) < int(r[lanes[0]]):
+                ls = -ls
+            if bool((r[span] - r[lanes[0]] == (span - lanes[0]) * ls).all()):
+                lane_stride = abs(ls)
+        worst = Conflict(degree, cycles, ideal, w, ai, bank, lanes, stride, step, lane_stride, 0, None,
+                         max(1, math.ceil((hi - lo) / lpp)), stride)
+    if worst is not None and pad_search:
+        rows = [worst.lane_stride] if worst.lane_stride and worst.lane_stride % 4 == 0 else []
+        rows += [worst.byte_stride] if worst.byte_stride not in rows else []
+        for row in rows:
+            worst.rows, worst.pad = _padding(access, banks, wave_size, row)
+            worst.row_bytes = row
+            if worst.pad is not None:
+                break
     return worst
 
 
