@@ -1,0 +1,400 @@
+"""A model of the RDNA3 VGPR banks and operand caches, instruction by instruction.
+
+The model (every parameter and assumption is here; the defaults are :data:`DEFAULT`)
+------------------------------------------------------------------------------------
+
+Hardware facts it starts from (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"):
+
+* the VGPR file has 4 banks; register ``vN`` is in bank ``N mod 4``;
+* each bank has an operand cache with three read ports, one each for SRC0, SRC1
+  and SRC2; a cache can feed all three at once but not two SRC0s (or two SRC1s,
+  or two SRC2s) -- which is why a VOPD pair needs SRC0X/SRC0Y and VSRC1X/VSRC1Y
+  in different banks;
+* operands read through the SRC2 port (the accumulator of fmac/dot2acc, the
+  VGPR addend of fmamk) follow a parity rule instead (one even, one odd);
+* results are written one cycle after the instruction issues.
+
+Assumptions (parameters of :class:`Params`), chosen to reproduce the worklog's
+own R/Cache/W tables and its two measurements:
+
+``cache_entries = 1``
+    Each bank's cache holds the most recently read value of that bank, whatever
+    port read it. A source that is in its bank's cache is a ``Cache`` hit; any
+    other needs a register-file read (``R``) and then replaces the cached value.
+    With one entry per bank the model reproduces, row for row, the worklog's
+    table for its kernel-6 plan (Figure 34): 4 reads in the first row, then rows
+    alternating between 2 reads and none.
+``rf_reads_per_bank = 1``
+    A bank serves one register-file read per cycle to the SRC0/SRC1 ports. When
+    one instruction needs more from the same bank, it issues later: each extra
+    read costs one stall cycle (the cycles of a bank are serial; different banks
+    work in parallel).
+``src2_separate = True``
+    SRC2-port reads (accumulators) do not compete with SRC0/SRC1 reads for a
+    bank. Kernel 6 reads two accumulators and writes two results every cycle and
+    runs at 1 cycle per VOPD (worklog, Figure 36); that is impossible with one
+    shared port per bank, so the accumulators must have their own path (the
+    parity rule suggests an even/odd split). They are counted (``src2_reads``)
+    but never stall.
+``writes_conflict = False``
+    Writes have their own port per bank: the worklog's optimal plan reads and
+    writes bank 3 in the same cycle (Figure 34, third row) and measured no stall.
+    Two results of one VOPD are always in different banks (parity rule), so
+    writes never conflict with each other either.
+``write_delay = 1``
+    The ``W`` cells of a row show the results of the previous VALU instruction,
+    which land during this one's issue cycle (the worklog's convention).
+
+What the model leaves out: dependency stalls between back-to-back dependent
+instructions (``s_delay_alu`` covers them), the transcendental unit, VGPR reads
+of memory instructions (they use their own path), other waves sharing the SIMD.
+A non-VALU instruction that writes VGPRs (``ds_load``, ``global_load``)
+invalidates the cached copies of those registers.
+
+Calibration (tests/test_bank_model.py): the compiler's inner loop of the
+worklog's kernel 5 models stalls on its dual FMAs (RGP measured 2-3 cycles per
+dual FMA there, so the model is a lower bound), and a loop written the way the
+worklog writes kernel 6 (A on banks 2-3, B on banks 0-1, the Figure 34 order)
+models 0 stalls, 1 cycle per VOPD.
+
+API
+---
+``simulate(ops, loop=False, params=DEFAULT) -> Simulation``. ``ops`` is a
+sequence of: model ``Instr`` objects; assembler strings (one instruction or a
+``X :: Y`` pair); single halves as accepted by :func:`isalint.vopd.half`
+(``("v_fmac_f32_e32", "v1", "v2", "v3")``); pairs ``(x_spec, y_spec)``;
+or :class:`BankOp`. With ``loop=True`` the sequence is run twice and the second
+pass is reported: the steady state of a loop whose caches were warmed by the
+previous iteration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .parse.nodes import Statement
+from .vopd import Half, half
+
+__all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
+           "COLUMNS"]
+
+
+@dataclass(frozen=True)
+class Params:
+    banks: int = 4
+    cache_entries: int = 1
+    rf_reads_per_bank: int = 1
+    src2_separate: bool = True
+    writes_conflict: bool = False
+    write_delay: int = 1
+
+    def describe(self) -> dict:
+        return {
+            "banks": self.banks,
+            "cache_entries_per_bank": self.cache_entries,
+            "rf_reads_per_bank_per_cycle": self.rf_reads_per_bank,
+            "src2_reads_separate": self.src2_separate,
+            "writes_conflict_with_reads": self.writes_conflict,
+            "write_delay_cycles": self.write_delay,
+        }
+
+
+DEFAULT = Params()
+
+# The worklog's table columns.
+COLUMNS = ("DSTX", "SRC0X", "SRC1X", "DSTY", "SRC0Y", "SRC1Y")
+
+
+def _vgpr(name: str | None) -> int | None:
+    if name and name[0] == "v" and name[1:].isdigit():
+        return int(name[1:])
+    return None
+
+
+@dataclass(frozen=True)
+class Access:
+    """One VGPR access: ``slot`` is DSTX/SRC0X/SRC1X/SRC2X (or ...Y), ``kind`` R, Cache or W."""
+
+    slot: str
+    reg: str
+    bank: int
+    kind: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}{self.bank}"
+
+
+@dataclass
+class BankOp:
+    """What the model needs of one instruction: VGPR reads per port and VGPR writes.
+
+    ``reads``: (slot, register) with slot SRC0X/SRC1X/SRC2X/SRC0Y/...; ``writes``:
+    (slot, register) with slot DSTX/DSTY. ``valu`` False means a non-VALU
+    instruction whose writes only invalidate cached copies.
+    """
+
+    reads: list[tuple[str, str]]
+    writes: list[tuple[str, str]]
+    valu: bool = True
+    text: str = ""
+    index: int | None = None
+    line: int | None = None
+    is_vopd: bool = False
+
+    @classmethod
+    def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None):
+        reads: list[tuple[str, str]] = []
+        writes: list[tuple[str, str]] = []
+        for tag, h in zip("XY", halves):
+            for port, s in zip(("SRC0", "SRC1", "SRC2"), h.positions):
+                if s is not None and s.kind == "vgpr":
+                    reads.append((f"{port}{tag}", s.name))
+            for r in h.writes():
+                writes.append((f"DST{tag}", r))
+        if not text:
+            text = " :: ".join(h.text() for h in halves)
+        return cls(reads, writes, True, text, index, line, len(halves) == 2)
+
+
+_PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2", "vsrc2": "SRC2"}
+
+
+def _op_from_instr(ins) -> BankOp:
+    text = ins.text()
+    if ins.klass == "vopd" or (ins.klass in ("valu", "trans") and not ins.opaque):
+        halves = None
+        if ins.klass == "vopd" or len(ins.stmts) == 1:
+            try:
+                hs = [half(s) for s in ins.stmts]
+                if all(h.vopd is not None and not h.problems for h in hs):
+                    halves = hs
+            except (TypeError, ValueError):
+                halves = None
+        if halves is not None:
+            return BankOp.from_halves(halves, text, ins.index, ins.lineno)
+        if ins.klass != "vopd":
+            reads: list[tuple[str, str]] = []
+            writes: list[tuple[str, str]] = []
+            for slot in (ins.slots[0] if ins.slots else []):
+                vregs = [r for r in slot.regs if _vgpr(r) is not None]
+                if not vregs:
+                    continue
+                if slot.role in ("def", "defuse"):
+                    writes.extend(("DSTX", r) for r in vregs)
+                if slot.role == "defuse":
+                    reads.extend(("SRC2X", r) for r in vregs)
+                elif slot.role == "use":
+                    port = _PORT_OF_SLOT.get(slot.name, "SRC2")
+                    reads.extend((f"{port}X", r) for r in vregs)
+            return BankOp(reads, writes, True, text, ins.index, ins.lineno, False)
+    writes = [("DSTX", r) for r in ins.defs if _vgpr(r) is not None]
+    return BankOp([], writes, False, text, ins.index, ins.lineno, False)
+
+
+def _to_op(item) -> BankOp:
+    if isinstance(item, BankOp):
+        return item
+    if hasattr(item, "stmts") and hasattr(item, "klass"):
+        return _op_from_instr(item)
+    if isinstance(item, str):
+        from .parse.source import parse_statements
+
+        stmts = parse_statements(item.strip())
+        return BankOp.from_halves([half(s) for s in stmts], item.strip())
+    if isinstance(item, (Half, Statement)):
+        return BankOp.from_halves([half(item)])
+    if isinstance(item, (tuple, list)) and item and isinstance(item[0], str):
+        return BankOp.from_halves([half(tuple(item))])
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        return BankOp.from_halves([half(item[0]), half(item[1])])
+    raise TypeError(f"cannot model {item!r}")
+
+
+def ops_from_instrs(instrs) -> list[BankOp]:
+    return [_op_from_instr(i) for i in instrs]
+
+
+@dataclass
+class Step:
+    """The model's view of one instruction."""
+
+    op: BankOp
+    reads: list[Access] = field(default_factory=list)
+    writes: list[Access] = field(default_factory=list)  # this instruction's results
+    landing: list[Access] = field(default_factory=list)  # results landing during its issue cycle
+    bank_reads: list[int] = field(default_factory=list)  # register-file reads per bank (SRC0/SRC1 ports)
+    bank_values: list[int] = field(default_factory=list)  # different VGPRs asked of each bank
+    stall: int = 0
+    conflicts: list[tuple[int, list[Access]]] = field(default_factory=list)
+
+    @property
+    def valu(self) -> bool:
+        return self.op.valu
+
+    @property
+    def cycles(self) -> int:
+        return 1 + self.stall if self.op.valu else 0
+
+    @property
+    def rf_reads(self) -> int:
+        return sum(1 for a in self.reads if a.kind == "R" and not a.slot.startswith("SRC2"))
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for a in self.reads if a.kind == "Cache")
+
+    @property
+    def src2_reads(self) -> int:
+        return sum(1 for a in self.reads if a.slot.startswith("SRC2"))
+
+    def cells(self) -> dict[str, str]:
+        """The worklog's row: DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y -> "R0", "Cache2", "W1" or ""."""
+        out = {c: "" for c in COLUMNS}
+        for a in self.landing:
+            out[a.slot] = (out[a.slot] + " " + a.label).strip()
+        for a in self.reads:
+            if a.slot in out:
+                out[a.slot] = (out[a.slot] + " " + a.label).strip()
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.op.index, "line": self.op.line, "text": self.op.text, "valu": self.op.valu,
+            "vopd": self.op.is_vopd, "cells": self.cells(),
+            "reads": [{"slot": a.slot, "reg": a.reg, "bank": a.bank, "kind": a.kind} for a in self.reads],
+            "writes": [{"slot": a.slot, "reg": a.reg, "bank": a.bank} for a in self.writes],
+            "bank_reads": list(self.bank_reads), "bank_values": list(self.bank_values), "stall": self.stall,
+            "cycles": self.cycles,
+        }
+
+
+@dataclass
+class Simulation:
+    steps: list[Step]
+    params: Params
+
+    @property
+    def valu_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.valu]
+
+    @property
+    def stall_cycles(self) -> int:
+        return sum(s.stall for s in self.steps)
+
+    @property
+    def rf_reads(self) -> int:
+        return sum(s.rf_reads for s in self.steps)
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(s.cache_hits for s in self.steps)
+
+    @property
+    def src2_reads(self) -> int:
+        return sum(s.src2_reads for s in self.steps)
+
+    @property
+    def issue_cycles(self) -> int:
+        return sum(s.cycles for s in self.steps)
+
+    def totals(self) -> dict:
+        v = self.valu_steps
+        return {
+            "valu": len(v), "vopd": sum(1 for s in v if s.op.is_vopd), "stall_cycles": self.stall_cycles,
+            "stalled_instructions": sum(1 for s in v if s.stall), "rf_reads": self.rf_reads,
+            "cache_hits": self.cache_hits, "src2_reads": self.src2_reads, "issue_cycles": self.issue_cycles,
+        }
+
+
+class _Caches:
+    def __init__(self, params: Params):
+        self.p = params
+        self.entries: list[list[str]] = [[] for _ in range(params.banks)]
+
+    def has(self, reg: str, b: int) -> bool:
+        return reg in self.entries[b]
+
+    def touch(self, reg: str, b: int) -> None:
+        e = self.entries[b]
+        if reg in e:
+            e.remove(reg)
+        e.append(reg)
+        del e[: max(0, len(e) - self.p.cache_entries)]
+
+    def invalidate(self, reg: str, b: int) -> None:
+        e = self.entries[b]
+        if reg in e:
+            e.remove(reg)
+
+
+def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access]) -> tuple[list[Step], list[Access]]:
+    nb = params.banks
+    steps: list[Step] = []
+    for op in ops:
+        step = Step(op)
+        if not op.valu:
+            for _, r in op.writes:
+                v = _vgpr(r)
+                if v is not None:
+                    caches.invalidate(r, v % nb)
+            steps.append(step)
+            continue
+        step.landing = pending
+        bank_reads = [0] * nb
+        fetched: dict[str, Access] = {}
+        distinct: dict[int, list[Access]] = {}
+        for slot, r in op.reads:
+            v = _vgpr(r)
+            if v is None:
+                continue
+            b = v % nb
+            src2 = slot.startswith("SRC2")
+            if src2 and params.src2_separate:
+                step.reads.append(Access(slot, r, b, "R"))
+                continue
+            acc = Access(slot, r, b, "Cache" if caches.has(r, b) else "R")
+            step.reads.append(acc)
+            seen = distinct.setdefault(b, [])
+            if all(a.reg != r for a in seen):  # one value feeds every port that reads it this cycle
+                seen.append(acc)
+                if acc.kind == "R":
+                    fetched[r] = acc
+                    bank_reads[b] += 1
+        if params.writes_conflict:
+            for a in pending:
+                bank_reads[a.bank] += 1
+        for r in fetched:
+            caches.touch(r, _vgpr(r) % nb)
+        for a in step.reads:
+            if a.kind == "Cache":
+                caches.touch(a.reg, a.bank)
+        # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
+        # register file refills rf_reads_per_bank of them per cycle.
+        step.bank_reads = bank_reads
+        step.bank_values = [len(distinct.get(b, ())) for b in range(nb)]
+        need = [max(-(-step.bank_values[b] // params.cache_entries), -(-bank_reads[b] // params.rf_reads_per_bank))
+                for b in range(nb)]
+        step.stall = max(0, max(need) - 1)
+        step.conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
+        step.writes = []
+        for slot, r in op.writes:
+            v = _vgpr(r)
+            if v is None:
+                continue
+            b = v % nb
+            step.writes.append(Access(slot, r, b, "W"))
+            caches.invalidate(r, b)
+        pending = step.writes if params.write_delay else []
+        steps.append(step)
+    return steps, pending
+
+
+def simulate(ops, loop: bool = False, params: Params = DEFAULT) -> Simulation:
+    """Run the model over ``ops`` (see the module docstring for what they may be)."""
+    seq = [_to_op(o) for o in ops]
+    caches = _Caches(params)
+    pending: list[Access] = []
+    if loop:
+        _, pending = _run(seq, params, caches, pending)
+    steps, _ = _run(seq, params, caches, pending)
+    return Simulation(steps, params)

@@ -1,0 +1,597 @@
+"""VOPD (dual-issue VALU) legality, usable on parsed lines and on plain tuples.
+
+A VOPD instruction packs two VALU operations, X and Y, issued in the same cycle
+(RDNA3 ISA guide, section 7.6 "Dual Issue VALU"). The constraints checked here
+are the ones LLVM's assembler enforces for gfx11, which the test suite verifies
+against a real ``llvm-mc`` on thousands of random pairs:
+
+* opcodes: X takes only opcodes that fit the 4-bit OPX field (``vopd == "xy"`` in
+  the ISA data); ``v_dual_add_nc_u32``, ``v_dual_lshlrev_b32`` and
+  ``v_dual_and_b32`` are Y-only. LLVM also rejects a VOPD component that has no
+  VOP1/VOP2 counterpart on gfx11 (``v_dual_dot2acc_f32_bf16``).
+* operands: destinations are single VGPRs; SRC0 is a VGPR, scalar register or
+  constant; VSRC1 is a VGPR; no neg/abs modifiers.
+* each half's operands are numbered as LLVM numbers them: SRC0, SRC1, SRC2 =
+  the sources in assembler order, then the accumulator for opcodes that read
+  their destination (fmac, dot2acc). So ``fmamk``'s VGPR addend is its SRC2
+  (the guide: it "uses the SRC2 read port"), ``fmaak``'s SRC2 is its literal.
+* SRC0X/SRC0Y in different VGPR banks (index mod 4), SRC1X/SRC1Y likewise;
+  SRC2X/SRC2Y (when both are VGPRs) one even and one odd; DSTX/DSTY one even and
+  one odd.
+* one literal value for the whole instruction (fmaak/fmamk's K included; inline
+  constants are not literals; equal values are shared);
+* at most 2 scalar values in total: distinct SGPRs (``null`` and LDS-direct do
+  not count), plus 1 if there is a literal. LLVM counts the implicit VCC read of
+  ``v_dual_cndmask_b32`` apart from an explicit ``vcc_lo`` source.
+
+Reading the other half's destination is legal: both halves read their sources
+before either writes, so the read sees the old value. :func:`check_pair`
+reports it as a warning on an existing pair, and as an error when the pair is
+being formed from two instructions in program order (``order``), where it would
+change the result.
+
+Inputs: a :class:`Half`, a parsed :class:`~isalint.parse.nodes.Statement`, an
+assembler string (``"v_fmac_f32_e32 v1, v2, v3"``) or a tuple
+``(mnemonic, operand, ...)`` with operands in assembler order (strings or parsed
+Operands). Single-instruction mnemonics (``v_fmac_f32_e32``) are mapped to their
+VOPD component through the ISA data.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from .isa import lookup
+from .parse.nodes import SPECIAL_REGISTERS, Operand, Statement
+from .parse.operands import OperandError, classify_operand
+
+__all__ = [
+    "Src", "Half", "Violation", "Pairing", "PairAttempt", "half", "dual_name", "check_pair", "is_legal",
+    "find_pairing", "format_pair", "bank", "COMMUTATIVE",
+]
+
+BANKS = 4
+# Bank masks per LLVM component position: DST and SRC2 compare parity, SRC0/SRC1 the bank.
+_POSITIONS = ("DST", "SRC0", "SRC1", "SRC2")
+_MASK = {"DST": 1, "SRC0": 3, "SRC1": 3, "SRC2": 1}
+CONSTANT_BUS_LIMIT = 2
+
+# Scalar sources that do not use the constant bus.
+_FREE_SCALARS = {"null", "lds_direct", "src_lds_direct"}
+
+# Inline constants (RDNA3 ISA guide, 3.x "Instruction operands: inline constants"):
+# integers -16..64 and these float values; for 16-bit packed operands the f16 patterns.
+_INLINE_FLOATS = (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)
+_INV_2PI_F32 = 0x3E22F983
+_INV_2PI_F16 = 0x3118
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _f16_bits(x: float) -> int:
+    return struct.unpack("<H", struct.pack("<e", x))[0]
+
+
+_F32_INLINE_BITS = frozenset({_f32_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F32})
+_F16_INLINE_BITS = frozenset({_f16_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F16})
+
+# Operations whose two sources may be swapped without changing the result (a*b+c = b*a+c, ...).
+# Keyed by the VOPD operation name without the ``v_dual_`` prefix.
+COMMUTATIVE = frozenset({
+    "fmac_f32", "mul_f32", "add_f32", "max_f32", "min_f32", "mul_dx9_zero_f32", "add_nc_u32", "and_b32",
+    "dot2acc_f32_f16",
+})
+
+
+def bank(vgpr: int) -> int:
+    """The VGPR bank of register ``v<vgpr>`` (RDNA3 ISA guide 7.6: indexed by bits [1:0])."""
+    return vgpr % BANKS
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Src:
+    """One operand of a VOPD half, classified for the legality rules.
+
+    ``kind``: ``vgpr``, ``sgpr`` (any scalar register that uses the constant bus),
+    ``free`` (a scalar source that does not: ``null``), ``inline``, ``literal``,
+    ``bad`` (cannot be encoded; ``note`` says why).
+    """
+
+    kind: str
+    text: str
+    reg: int | None = None  # VGPR index for vgpr
+    name: str | None = None  # register name: v184, s3, vcc_lo
+    value: int | None = None  # literal: the 32-bit value encoded
+    note: str | None = None
+    col: int | None = None
+    op: Operand | None = field(default=None, compare=False, repr=False)  # as written
+
+    @property
+    def is_vgpr(self) -> bool:
+        return self.kind == "vgpr"
+
+    def label(self) -> str:
+        if self.kind == "literal":
+            return f"literal 0x{self.value:x}"
+        return self.name or self.text
+
+
+@dataclass(frozen=True)
+class Half:
+    """One half of a (possible) VOPD pair.
+
+    ``mnemonic`` is the VOPD component name (``v_dual_fmac_f32``), or the name as
+    written if it has none. ``operands`` are in assembler order (``dst`` first);
+    ``positions`` maps LLVM's component positions SRC0/SRC1/SRC2 to operands.
+    """
+
+    mnemonic: str
+    written: str
+    dst: Src | None
+    operands: tuple[Src, ...]
+    positions: tuple[Src | None, Src | None, Src | None]
+    reads_dst: bool = False
+    problems: tuple[str, ...] = ()
+    vopd: str | None = None  # "xy" | "y" | None (no VOPD component)
+    commuted: bool = False
+    col: int | None = None
+
+    @property
+    def op(self) -> str:
+        """Operation name without the ``v_dual_`` prefix (``fmac_f32``)."""
+        return self.mnemonic[7:] if self.mnemonic.startswith("v_dual_") else self.mnemonic.removeprefix("v_")
+
+    @property
+    def src0(self) -> Src | None:
+        return self.positions[0]
+
+    def reads(self) -> list[str]:
+        """VGPRs this half reads (sources, then the accumulator)."""
+        out = [s.name for s in self.positions if s is not None and s.kind == "vgpr"]
+        return list(dict.fromkeys(out))
+
+    def writes(self) -> list[str]:
+        return [self.dst.name] if self.dst is not None and self.dst.kind == "vgpr" else []
+
+    def text(self) -> str:
+        return f"{self.mnemonic} " + ", ".join(s.text for s in self.operands)
+
+    def commute(self) -> Half | None:
+        """The same operation with SRC0 and VSRC1 swapped, or None if that is not possible."""
+        if self.op not in COMMUTATIVE or len(self.operands) != 3:
+            return None
+        d, a, b = self.operands
+        if a.kind != "vgpr" or b.kind != "vgpr":
+            return None
+        return _build(self.mnemonic, self.written, (d, b, a), self.col, commuted=not self.commuted)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken VOPD constraint. ``rule`` is a stable key; ``severity`` is ``error``
+    (the assembler rejects it / the hardware forbids it) or ``warning``."""
+
+    rule: str
+    message: str
+    half: str | None = None  # "X", "Y" or None for the pair
+    severity: str = "error"
+    regs: tuple[str, ...] = ()
+    short: str = ""  # a few words: "SRC0 bank 0 (v184, v184)"
+
+
+# --------------------------------------------------------------------------- building halves
+
+
+@lru_cache(maxsize=None)
+def dual_name(mnemonic: str) -> str | None:
+    """The VOPD component of a VALU mnemonic (``v_fmac_f32_e32`` -> ``v_dual_fmac_f32``), or None."""
+    m = mnemonic.strip().lower()
+    if m.startswith("v_dual_"):
+        info = lookup(m)
+        return m if info is not None and info.klass == "vopd" else None
+    info = lookup(m)
+    if info is None or info.klass != "valu":
+        return None
+    base = m.removesuffix("_e32").removesuffix("_e64")
+    cand = "v_dual_" + base[2:]
+    info = lookup(cand)
+    return cand if info is not None and info.klass == "vopd" else None
+
+
+@lru_cache(maxsize=None)
+def _llvm_component(dual: str) -> bool:
+    """LLVM builds a VOPD component only from an opcode that also exists as VOP1/VOP2."""
+    single = lookup("v_" + dual[7:])
+    return single is not None and single.encoding in ("VOP1", "VOP2")
+
+
+def _src_format(dual: str) -> str:
+    # dot2acc takes two packed 16-bit values per source (the name says so: dot2 ... _f16).
+    if "dot2" in dual and dual.endswith(("_f16", "_bf16")):
+        return "pk16"
+    return "b32"
+
+
+def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src:
+    text, col = op.text, op.col
+    if op.kind == "int":
+        v = int(op.value)
+        if not -(1 << 31) <= v < (1 << 32):
+            return Src("bad", text, note=f"{text} does not fit in 32 bits", col=col)
+        u = v & 0xFFFFFFFF
+        if always_literal:
+            return Src("literal", text, value=u, col=col)
+        signed = u - (1 << 32) if u & 0x80000000 else u
+        if fmt == "pk16":
+            # 16-bit packed operand: inline integers, or an f16 inline pattern written as a 16-bit value
+            if -16 <= signed <= 64 or (0 <= v <= 0xFFFF and v in _F16_INLINE_BITS):
+                return Src("inline", text, col=col)
+            return Src("literal", text, value=u, col=col)
+        if -16 <= signed <= 64 or u in _F32_INLINE_BITS:
+            return Src("inline", text, col=col)
+        return Src("literal", text, value=u, col=col)
+    if op.kind == "float":
+        x = float(op.value)
+        try:
+            bits = _f16_bits(x) if (fmt == "pk16" and not always_literal) else _f32_bits(x)
+        except (OverflowError, struct.error):
+            return Src("bad", text, note=f"{text} is out of range", col=col)
+        if math.isnan(x) or math.isinf(x):
+            return Src("bad", text, note=f"{text} is not a finite constant", col=col)
+        if always_literal:
+            return Src("literal", text, value=bits, col=col)
+        if bits == 0:
+            return Src("inline", text, col=col)
+        inline = _F16_INLINE_BITS if fmt == "pk16" else _F32_INLINE_BITS
+        if bits in inline:
+            return Src("inline", text, col=col)
+        return Src("literal", text, value=bits, col=col)
+    return Src("bad", text, note=f"{text} is not a constant", col=col)
+
+
+def _classify(op: Operand, spec_kind: str, fmt: str) -> Src:
+    """Classify one written operand for a VOPD operand slot of ``spec_kind`` (vgpr/src/imm)."""
+    return replace(_classify_inner(op, spec_kind, fmt), op=op)
+
+
+def _classify_inner(op: Operand, spec_kind: str, fmt: str) -> Src:
+    text, col = op.text, op.col
+    if op.neg or op.abs:
+        return Src("bad", text, note=f"{text}: VOPD operands take no neg/abs modifiers", col=col)
+    if spec_kind == "imm":
+        if op.kind in ("int", "float"):
+            return _encode_constant(op, "b32", always_literal=True)
+        return Src("bad", text, note=f"{text}: the K operand must be a constant", col=col)
+    if op.kind == "vgpr":
+        if op.count != 1 or op.half:
+            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit VGPR", col=col)
+        return Src("vgpr", text, reg=op.first, name=f"v{op.first}", col=col)
+    if spec_kind == "vgpr":
+        return Src("bad", text, note=f"{text}: this operand must be a VGPR", col=col)
+    if op.kind in ("sgpr", "ttmp"):
+        if op.count != 1 or op.half:
+            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit register", col=col)
+        return Src("sgpr", text, name=f"{op.file}{op.first}", col=col)
+    if op.kind == "special":
+        name = op.file
+        if name in _FREE_SCALARS:
+            return Src("free", text, name=name, col=col)
+        if name in ("vccz", "execz", "src_vccz", "src_execz"):
+            return Src("bad", text, note=f"{text} is not supported on gfx11", col=col)
+        if len(SPECIAL_REGISTERS.get(name, ())) > 1:
+            return Src("bad", text, note=f"{text}: a VOPD operand is 32 bits, {text} is 64", col=col)
+        return Src("sgpr", text, name=name, col=col)
+    if op.kind in ("int", "float"):
+        return _encode_constant(op, fmt)
+    return Src("bad", text, note=f"{text}: not a register or constant", col=col)
+
+
+def _operand(x) -> Operand:
+    if isinstance(x, Operand):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return Operand(str(x), 0, "int", value=x)
+    if isinstance(x, float):
+        return Operand(repr(x), 0, "float", value=x)
+    text = str(x).strip()
+    try:
+        return classify_operand(text, 0)
+    except OperandError:
+        return Operand(text, 0, "expr")
+
+
+def _build(dual: str, written: str, ops: tuple[Src, ...], col: int | None, commuted: bool = False) -> Half:
+    info = lookup(dual)
+    problems: list[str] = []
+    specs = info.operands
+    if len(ops) != len(specs):
+        problems.append(f"{dual} takes {len(specs)} operands, {len(ops)} given")
+    for s in ops:
+        if s.kind == "bad":
+            problems.append(s.note)
+    dst = ops[0] if ops and specs[0].role in ("def", "defuse") else None
+    sources = [s for s, sp in zip(ops, specs) if sp.role == "use"]
+    reads_dst = specs[0].role == "defuse"
+    if reads_dst and dst is not None:
+        sources.append(dst)
+    pos = tuple((sources[i] if i < len(sources) else None) for i in range(3))
+    return Half(dual, written, dst, tuple(ops), pos, reads_dst, tuple(problems), info.vopd, commuted, col)
+
+
+def half(obj, *operands) -> Half:
+    """Build a :class:`Half` from a Half, a Statement, an assembler string, or a
+    mnemonic followed by operands in assembler order (``half("v_fmac_f32_e32", "v1", "v2", "v3")``
+    or ``half(("v_fmac_f32_e32", "v1", "v2", "v3"))``)."""
+    if isinstance(obj, Half):
+        return obj
+    col = None
+    if isinstance(obj, Statement):
+        written, ops, col = obj.mnemonic, list(obj.operands), obj.col
+        if obj.modifiers:
+            mods = " ".join(m.text for m in obj.modifiers)
+            return _opaque(written, ops, col, f"{written} {mods}: VOPD halves take no modifiers")
+    elif isinstance(obj, (tuple, list)):
+        written, ops = str(obj[0]), [_operand(o) for o in obj[1:]]
+    elif isinstance(obj, str) and operands:
+        written, ops = obj, [_operand(o) for o in operands]
+    elif isinstance(obj, str):
+        from .parse.source import parse_statements
+
+        stmts = parse_statements(obj.strip())
+        if len(stmts) != 1:
+            raise ValueError(f"expected one instruction, got {obj!r}")
+        return half(stmts[0])
+    else:
+        raise TypeError(f"cannot make a VOPD half from {type(obj).__name__}")
+    written = written.lower()
+    dual = dual_name(written)
+    if dual is None:
+        return _opaque(written, ops, col, f"{written} has no VOPD form")
+    info = lookup(dual)
+    specs = info.operands
+    # e32 spellings of VOP2 ops that read VCC write it as a trailing operand (v_cndmask_b32_e32 .., vcc_lo);
+    # the e64 form names the lane mask there: only vcc_lo converts to the VOPD's implicit VCC.
+    if len(ops) == len(specs) + 1 and not written.startswith("v_dual_") and "vcc_lo" in info.implicit_uses:
+        last = ops[-1]
+        if last.kind == "special" and last.file == "vcc_lo" and not last.neg and not last.abs:
+            ops = ops[:-1]
+        else:
+            return _opaque(written, ops, col, f"{written}: lane mask {last.text} is not vcc_lo, which VOPD reads")
+    fmt = _src_format(dual)
+    srcs = tuple(_classify(op, spec.kind, fmt) for op, spec in zip(ops, specs))
+    if len(ops) > len(specs):
+        srcs = srcs + tuple(Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in ops[len(specs):])
+    return _build(dual, written, srcs, col)
+
+
+def _opaque(written: str, ops: list[Operand], col, problem: str) -> Half:
+    srcs = tuple(Src("bad", op.text, col=op.col) for op in ops)
+    return Half(written, written, None, srcs, (None, None, None), False, (problem,), None, False, col)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def _parity(r: int) -> str:
+    return "even" if r % 2 == 0 else "odd"
+
+
+def _role_name(h: Half, i: int) -> str:
+    """What operand position i (0..2) of ``h`` is, in words, for messages."""
+    s = h.positions[i]
+    if i == 2 and s is not None and h.reads_dst and s is h.dst:
+        return f"the {h.op.split('_')[0]} accumulator"
+    if i == 2 and s is not None:
+        return f"the {h.op.split('_')[0]} addend"
+    return ""
+
+
+def check_pair(x, y, order: str | None = None) -> list[Violation]:
+    """Every constraint the pair (X, Y) breaks; empty when it is a legal VOPD.
+
+    ``order`` says how the pair is formed: None for an existing VOPD instruction
+    (both halves read before either writes; a cross read is a warning), ``"xy"``
+    when X's instruction comes first in program order and Y's second (fusing them
+    must not let Y read X's result), ``"yx"`` for the reverse.
+    """
+    hx, hy = half(x), half(y)
+    out: list[Violation] = []
+    for tag, h in (("X", hx), ("Y", hy)):
+        for p in h.problems:
+            out.append(Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag))
+        if h.vopd is None:
+            continue
+        if not _llvm_component(h.mnemonic):
+            out.append(Violation("opcode", f"{tag}: {h.mnemonic} is not assembled by LLVM for gfx11 (no VOP1/VOP2 "
+                                           f"{'v_' + h.op} exists there)", tag))
+    # LLVM (checked with llvm-mc 19) encodes a dot2acc SRC0 constant as a 32-bit value when the
+    # other half carries the fmaak/fmamk K literal; follow it, or the shared-literal check disagrees.
+    hx, hy = _retype(hx, hy), _retype(hy, hx)
+    if hx.vopd == "y":
+        both = " (both halves are Y-only)" if hy.vopd == "y" else "; swap X and Y"
+        out.append(Violation("opcode-x", f"{hx.mnemonic} can only be the Y half: its opcode does not fit the 4-bit "
+                                         f"OPX field{both}", "X",
+                                 short=f"{hx.mnemonic} is Y-only"))
+    if any(v.rule in ("opcode",) for v in out) or hx.vopd is None or hy.vopd is None:
+        return out
+
+    # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks).
+    if hx.dst is not None and hy.dst is not None and hx.dst.kind == hy.dst.kind == "vgpr":
+        a, b = hx.dst.reg, hy.dst.reg
+        if a % 2 == b % 2:
+            out.append(Violation("dst-parity", f"DSTX and DSTY are both {_parity(a)} ({hx.dst.name}, {hy.dst.name}): "
+                                               "one destination must be even and the other odd", None,
+                                 regs=(hx.dst.name, hy.dst.name),
+                                 short=f"DST parity ({hx.dst.name}, {hy.dst.name} both {_parity(a)})"))
+    for i in (0, 1, 2):
+        sx, sy = hx.positions[i], hy.positions[i]
+        if sx is None or sy is None or sx.kind != "vgpr" or sy.kind != "vgpr":
+            continue
+        name = _POSITIONS[i + 1]
+        if (sx.reg & _MASK[name]) != (sy.reg & _MASK[name]):
+            continue
+        regs = (sx.name, sy.name)
+        if name == "SRC2":
+            wx, wy = _role_name(hx, 2), _role_name(hy, 2)
+            out.append(Violation("src2-parity", f"SRC2X ({sx.name}, {wx}) and SRC2Y ({sy.name}, {wy}) are both "
+                                                f"{_parity(sx.reg)}: operands read through the SRC2 port must be one "
+                                                "even and one odd", None, regs=regs,
+                                 short=f"SRC2 parity ({sx.name}, {sy.name} both {_parity(sx.reg)})"))
+        else:
+            label = "SRC0" if name == "SRC0" else "VSRC1"
+            out.append(Violation(f"{name.lower()}-bank", f"{label}X and {label}Y both read bank {bank(sx.reg)} "
+                                                         f"({sx.name}, {sy.name}): they must be in different VGPR "
+                                                         "banks", None, regs=regs,
+                                 short=f"{label} bank {bank(sx.reg)} ({sx.name}, {sy.name})"))
+
+    # Literals: one 32-bit value per instruction, shared by both halves.
+    lits = [(tag, s) for tag, h in (("X", hx), ("Y", hy)) for s in h.operands if s.kind == "literal"]
+    values = list(dict.fromkeys(s.value for _, s in lits))
+    if len(values) > 1:
+        shown = ", ".join(f"0x{v:x}" for v in values)
+        out.append(Violation("literal", f"{len(values)} different literals ({shown}): a VOPD instruction has room "
+                                        "for one 32-bit literal, shared by both halves", None,
+                                 short=f"literals {shown}"))
+
+    # Constant bus: distinct scalar registers + the literal, at most 2.
+    scalars: list[str] = []
+    for h in (hx, hy):
+        for s in h.positions:
+            if s is not None and s.kind == "sgpr" and s.name not in scalars:
+                scalars.append(s.name)
+    implicit = [r for h in (hx, hy) for r in lookup(h.mnemonic).implicit_uses if r != "exec_lo"]
+    implicit = list(dict.fromkeys(implicit))
+    uses = scalars + [f"{r} (implicit)" for r in implicit] + ([f"literal 0x{values[0]:x}"] if values else [])
+    if len(uses) > CONSTANT_BUS_LIMIT:
+        out.append(Violation("constant-bus", f"{len(uses)} scalar values ({', '.join(uses)}): a VOPD instruction "
+                                             f"may read at most {CONSTANT_BUS_LIMIT} SGPRs/literals in total", None,
+                             regs=tuple(scalars), short=f"constant bus ({', '.join(uses)})"))
+
+    # Independence.
+    for first, second, ft, st in ((hx, hy, "X", "Y"), (hy, hx, "Y", "X")):
+        shared = [r for r in second.reads() if r in first.writes()]
+        if not shared:
+            continue
+        regs = ", ".join(shared)
+        if order is None:
+            out.append(Violation("reads-other-dst", f"{st} reads {regs}, which {ft} writes: in a VOPD both halves "
+                                                    f"read before either writes, so {st} sees the value from before "
+                                                    "this instruction", st, "warning", tuple(shared),
+                                 f"{st} reads {regs} written by {ft}"))
+        elif (order == "xy" and ft == "X") or (order == "yx" and ft == "Y"):
+            out.append(Violation("dependency", f"{second.written} reads {regs}, written by {first.written} just "
+                                               "before it: as one VOPD it would read the old value", st,
+                                 regs=tuple(shared), short=f"dependency on {regs}"))
+    return out
+
+
+def _has_k(h: Half) -> bool:
+    return h.vopd is not None and any(sp.kind == "imm" for sp in lookup(h.mnemonic).operands)
+
+
+def _retype(h: Half, other: Half) -> Half:
+    if h.vopd is None or _src_format(h.mnemonic) != "pk16" or not _has_k(other):
+        return h
+    info = lookup(h.mnemonic)
+    ops = tuple(_classify(s.op, sp.kind, "b32") if s.op is not None else s for s, sp in zip(h.operands, info.operands))
+    return _build(h.mnemonic, h.written, ops + h.operands[len(ops):], h.col, h.commuted)
+
+
+def is_legal(x, y, order: str | None = None) -> bool:
+    """True when (X, Y) breaks no error-level constraint (what the assembler accepts)."""
+    return not any(v.severity == "error" for v in check_pair(x, y, order))
+
+
+# --------------------------------------------------------------------------- forming pairs
+
+
+@dataclass(frozen=True)
+class PairAttempt:
+    x: Half
+    y: Half
+    violations: tuple[Violation, ...]
+
+    @property
+    def legal(self) -> bool:
+        return not any(v.severity == "error" for v in self.violations)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The outcome of :func:`find_pairing` for two instructions ``first`` and ``second``
+    (program order). ``best`` is a legal (X, Y) form if one exists, preferring the
+    written operand order and ``first`` as X; ``attempts`` holds every form tried."""
+
+    first: Half
+    second: Half
+    best: PairAttempt | None
+    attempts: tuple[PairAttempt, ...] = field(default=())
+
+    @property
+    def legal(self) -> bool:
+        return self.best is not None
+
+    @property
+    def text(self) -> str | None:
+        return format_pair(self.best.x, self.best.y) if self.best else None
+
+    def reason(self) -> str:
+        """Why no form is legal: what the written form breaks, then (briefly) what
+        the forms with commuted sources or swapped roles break instead."""
+        if self.best is not None or not self.attempts:
+            return ""
+        firsts = []
+        for att in self.attempts:
+            errs = [v for v in att.violations if v.severity == "error"]
+            if errs:
+                firsts.append(errs[0])
+        if not firsts:
+            return "no legal form"
+        main = firsts[0]
+        seen = {(main.rule, frozenset(main.regs))}
+        others = []
+        for v in firsts[1:]:
+            key = (v.rule, frozenset(v.regs))
+            if key not in seen:
+                seen.add(key)
+                others.append(v.short or v.message)
+        if not others:
+            return main.message
+        commuted = any(a.x.commuted or a.y.commuted for a in self.attempts)
+        what = "commuting the sources gives" if commuted else "swapping X and Y gives"
+        return f"{main.message}; {what}: {'; '.join(others[:2])}"
+
+
+def _forms(h: Half) -> list[Half]:
+    c = h.commute()
+    return [h, c] if c is not None else [h]
+
+
+def find_pairing(first, second) -> Pairing:
+    """Try to fuse two instructions (``first`` before ``second`` in program order)
+    into one VOPD: both role assignments and, for commutative operations, both
+    source orders."""
+    a, b = half(first), half(second)
+    attempts: list[PairAttempt] = []
+    best = None
+    for fa in _forms(a):
+        for fb in _forms(b):
+            for x, y, order in ((fa, fb, "xy"), (fb, fa, "yx")):
+                att = PairAttempt(x, y, tuple(check_pair(x, y, order)))
+                attempts.append(att)
+                if best is None and att.legal:
+                    best = att
+    return Pairing(a, b, best, tuple(attempts))
+
+
+def format_pair(x, y) -> str:
+    """Assembler text of the VOPD instruction (X :: Y)."""
+    return f"{half(x).text()} :: {half(y).text()}"
+
