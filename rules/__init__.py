@@ -8,6 +8,7 @@ fix safety, ISA-guide reference) and ``check(analysis)`` yielding Diagnostics.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 # code -> module name; listed here so `isalint rules` and `--select` need not import every rule.
 REGISTRY: dict[str, str] = {
