@@ -1,0 +1,153 @@
+"""GMEM001: global loads serialized behind a chain of 64-bit address math.
+
+## What it finds
+Inside a loop, `global_load*` / `flat_load*` instructions that take a 64-bit
+VGPR address (`global_load_b32 vD, v[a:a+1], off`) rebuilt every iteration by
+VALU instructions (`v_add_nc_u32`, `v_ashrrev_i32`, `v_lshlrev_b64`,
+`v_add_co_u32`, `v_add_co_ci_u32`, `v_mad_u64_u32` ...), where each load's
+address computation reuses the previous load's (the next row index is the
+previous one plus the row stride, or all addresses hang off one freshly
+computed base). For every loop block it reports the chained loads, the VALU
+instructions they need (in total and per load) and the longest chain of
+dependent VALU instructions in front of the last load.
+
+isalint takes, for each load, the VALU instructions of the current iteration
+whose results reach its address (reaching definitions inside the loop, not
+around the back edge); a load is chained to the one before it when they share
+part of that computation and it still needs VALU work of its own.
+
+## Why it matters
+The worklog's kernel 7 spent 128 lines of VALU code computing 16 global-load
+addresses: five dependent VALU instructions per load, each chain starting from
+the previous load's index. The loads cannot issue before their own chain, the
+chains cannot start before the previous one, and the VALU cycles are taken
+from the FMAs of the waves sharing the SIMD. Kernel 8 kept the 16 row bases in
+SGPR pairs and one 32-bit byte offset per lane, so each load became a single
+`global_load_b32 vD, vOff, s[base:base+1]` and the offset is bumped once per
+iteration.
+
+## Example
+```asm
+v_add_nc_u32_e32 v169, s4, v168            ; next row index
+v_ashrrev_i32_e32 v170, 31, v169
+v_lshlrev_b64 v[170:171], 2, v[169:170]
+v_add_co_u32 v170, vcc_lo, s10, v170
+v_add_co_ci_u32_e32 v171, vcc_lo, s11, v171, vcc_lo
+global_load_b32 v168, v[170:171], off      ; GMEM001 (with the loads before and after it)
+```
+Good (bases in SGPRs, one offset VGPR advanced once per iteration):
+```asm
+global_load_b32 v167, v203, s[24:25]
+global_load_b32 v168, v203, s[26:27]
+```
+
+## Fix safety
+No automatic fix: moving the bases to SGPRs changes the kernel's register
+allocation (2 SGPRs per base), which is a source-level change (precompute the
+row pointers outside the loop, keep a 32-bit byte offset that fits).
+
+## Reference
+RDNA3 ISA guide, "Global, Scratch and Flat memory" (address computation: SADDR
+64-bit base + 32-bit VGPR offset, or a 64-bit VGPR address with SADDR off).
+"""
+from __future__ import annotations
+
+from isalint.diagnostics import at_instr
+from isalint.model.lanes import reaching_defs, valu_slice
+
+CODE = "GMEM001"
+NAME = "serialized-global-address-chain"
+SEVERITY = "warning"
+SUMMARY = "Global loads in a loop whose 64-bit addresses are rebuilt by chained VALU math"
+FIXABLE = None
+
+MIN_VALU_PER_LOAD = 2
+
+
+def _address_regs(ins) -> list[str] | None:
+    """The 64-bit VGPR address of a global/flat load, or None (SGPR base, other ops)."""
+    op = ins.opcode
+    if not (op.startswith("global_load") or op.startswith("flat_load")) or ins.opaque:
+        return None
+    slots = ins.slots[0]
+    addr = next((s for s in slots if s.name in ("addr", "vaddr")), None)
+    if addr is None or len(addr.regs) != 2:
+        return None
+    return addr.regs
+
+
+def _depth(program, nodes: set[int], target: int, regs: list[str], blocks, header) -> int:
+    """Longest chain of dependent instructions of ``nodes`` that ends at ``target``'s ``regs``."""
+    memo: dict[int, int] = {}
+
+    def depth(i: int) -> int:
+        if i in memo:
+            return memo[i]
+        memo[i] = 1
+        best = 0
+        for u in program.instrs[i].uses:
+            for d in reaching_defs(program, i, u, blocks, header):
+                if d in nodes:
+                    best = max(best, depth(d))
+        memo[i] = best + 1
+        return memo[i]
+
+    best = 0
+    for r in regs:
+        for d in reaching_defs(program, target, r, blocks, header):
+            if d in nodes:
+                best = max(best, depth(d))
+    return best
+
+
+def check(analysis):
+    program = analysis.program
+    cfg = analysis.cfg
+    for blk in cfg.blocks:
+        loop = cfg.loop_of(blk.first) if blk.last > blk.first else None
+        if loop is None:
+            continue
+        loads = []
+        for i in blk.indices():
+            regs = _address_regs(program.instrs[i])
+            if regs is not None:
+                loads.append((i, regs, valu_slice(program, i, regs, loop.blocks, loop.header)))
+        if len(loads) < 2:
+            continue
+        seen: set[int] = set()
+        dedicated = []
+        for _, _, sl in loads:
+            dedicated.append(sl - seen)
+            seen |= sl
+        chains: list[list[int]] = [[0]]
+        for j in range(1, len(loads)):
+            linked = bool(loads[j][2] & loads[j - 1][2]) and len(dedicated[j]) >= 1
+            if linked:
+                chains[-1].append(j)
+            else:
+                chains.append([j])
+        chains = [c for c in chains if len(c) >= 2]
+        chains = [c for c in chains if sum(len(dedicated[j]) for j in c) >= MIN_VALU_PER_LOAD * len(c)]
+        if not chains:
+            continue
+        members = [j for c in chains for j in c]
+        valu = sum(len(dedicated[j]) for j in members)
+        depth = max(_depth(program, loads[j][2], loads[j][0], loads[j][1], loop.blocks, loop.header)
+                    for j in members)
+        first = program.instrs[loads[members[0]][0]]
+        lengths = [len(c) for c in chains]
+        if len(chains) == 1:
+            shape = f"a chain of {lengths[0]} loads"
+        elif len(set(lengths)) == 1:
+            shape = f"{len(chains)} chains of {lengths[0]} loads"
+        else:
+            shape = f"{len(chains)} chains of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]} loads"
+        where = cfg.blocks[loop.header].label or f"line {program.instrs[cfg.blocks[loop.header].first].lineno}"
+        last = program.instrs[loads[members[-1]][0]]
+        msg = (f"{len(members)} global loads in the loop at {where} (lines {first.lineno}-{last.lineno}) "
+               f"rebuild their 64-bit address with VALU math every iteration, {shape}, each address "
+               f"computed from the previous load's: {valu} VALU instructions ({valu / len(members):.1f} per "
+               f"load), up to {depth} dependent VALU instructions before a load can issue; keep the row bases "
+               f"in SGPR pairs and one 32-bit VGPR byte offset advanced once per iteration: "
+               f"global_load_b32 vD, vOff, s[base:base+1] (the worklog's kernel 8)")
+        yield at_instr(program, first, CODE, SEVERITY, msg)
