@@ -1,0 +1,467 @@
+"""Launching a kernel of a parsed program: ABI set-up, compilation and the scheduler.
+
+Initial wave state follows the kernel descriptor (LLVM AMDGPUUsage, "Initial Kernel Execution
+State"; RDNA3 ISA guide, 3.x "Initial wave state"):
+
+* User SGPRs are filled from s0 upwards in this fixed order, each only when its
+  ``.amdhsa_user_sgpr_*`` directive is 1: private segment buffer (4), dispatch ptr (2), queue ptr
+  (2), kernarg segment ptr (2), dispatch id (2), flat scratch init (2), private segment size (1).
+* ``.amdhsa_user_sgpr_count`` is how many SGPRs the user part occupies; it may exceed the enabled
+  fields (kernel5.s says 14 with only the kernarg pointer enabled: s0:1 hold the pointer, s2..s13
+  are reserved). System SGPRs start right after it: workgroup id X, Y, Z (each when its
+  ``.amdhsa_system_sgpr_workgroup_id_*`` is 1; X defaults to 1), workgroup info, then the
+  private segment wave offset when ``.amdhsa_enable_private_segment`` is 1.  So kernel5's
+  ``s14``/``s15`` are the workgroup ids X/Y.
+* VGPR0 holds the work-item ids packed as X in bits 9:0, Y in 19:10, Z in 29:20 (gfx11 always packs);
+  ``.amdhsa_system_vgpr_workitem_id`` N enables X (0), X and Y (1) or all three (2).
+* EXEC has one bit per live lane; everything else starts as seeded garbage, so a kernel that reads a
+  register (or LDS) it never wrote gets a value no correct kernel depends on.
+"""
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .compile_mem import MemCtx, ds, smem, vmem
+from .compile_salu import control, salu
+from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
+from .errors import EmulationError, LaunchError, Unimplemented
+from .machine import (EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_END, STOP_SPLIT, U8, U32, Group, Machine)
+
+USER_SGPR_FIELDS = (
+    (".amdhsa_user_sgpr_private_segment_buffer", 4, "private_segment_buffer"),
+    (".amdhsa_user_sgpr_dispatch_ptr", 2, "dispatch_ptr"),
+    (".amdhsa_user_sgpr_queue_ptr", 2, "queue_ptr"),
+    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2, "kernarg_segment_ptr"),
+    (".amdhsa_user_sgpr_dispatch_id", 2, "dispatch_id"),
+    (".amdhsa_user_sgpr_flat_scratch_init", 2, "flat_scratch_init"),
+    (".amdhsa_user_sgpr_private_segment_size", 1, "private_segment_size"),
+)
+
+
+@dataclass
+class SgprLayout:
+    user: dict[str, int]  # field -> first SGPR
+    user_count: int
+    workgroup_id: dict[str, int]  # "x"/"y"/"z" -> SGPR
+    workgroup_info: int | None
+    wave_offset: int | None
+    workitem_dims: int  # 1..3
+
+
+def sgpr_layout(descriptor: dict[str, int]) -> SgprLayout:
+    user: dict[str, int] = {}
+    n = 0
+    for directive, size, name in USER_SGPR_FIELDS:
+        if descriptor.get(directive, 0):
+            user[name] = n
+            n += size
+    count = descriptor.get(".amdhsa_user_sgpr_count", n)
+    if count < n:
+        raise LaunchError(f".amdhsa_user_sgpr_count {count} is smaller than the {n} SGPRs the enabled user "
+                          "SGPR fields need")
+    s = count
+    wg: dict[str, int] = {}
+    for axis, default in (("x", 1), ("y", 0), ("z", 0)):
+        if descriptor.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
+            wg[axis] = s
+            s += 1
+    info = None
+    if descriptor.get(".amdhsa_system_sgpr_workgroup_info", 0):
+        info = s
+        s += 1
+    wave_off = None
+    if descriptor.get(".amdhsa_enable_private_segment", 0) or descriptor.get(
+            ".amdhsa_system_sgpr_private_segment_wavefront_offset", 0):
+        wave_off = s
+        s += 1
+    dims = descriptor.get(".amdhsa_system_vgpr_workitem_id", 0) + 1
+    return SgprLayout(user, count, wg, info, wave_off, dims)
+
+
+@dataclass
+class KernelArg:
+    index: int
+    name: str
+    offset: int
+    size: int
+    kind: str  # global_buffer | by_value | hidden_* | ...
+
+
+def kernel_args(kernel) -> list[KernelArg]:
+    md = kernel.metadata or {}
+    out = []
+    for i, a in enumerate(md.get(".args", []) or []):
+        out.append(KernelArg(i, str(a.get(".name", f"arg{i}")), int(a.get(".offset", 0)), int(a.get(".size", 0)),
+                             str(a.get(".value_kind", "by_value"))))
+    return out
+
+
+@dataclass
+class Launch:
+    grid: tuple[int, int, int]  # workgroups
+    block: tuple[int, int, int]  # work-items per workgroup
+    args: dict  # arg name or index -> int/float/bytes or a buffer name (str) for pointers
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)  # name -> initial contents
+
+
+@dataclass
+class RunResult:
+    buffers: dict[str, np.ndarray]  # final contents (uint8) of every buffer, by name
+    steps: int
+    times: dict[str, float]
+    notes: list[str]
+
+
+class Kernel:
+    """A compiled kernel of a program, ready to launch any number of times."""
+
+    def __init__(self, program, name: str | None = None):
+        self.program = program
+        self.path = program.path
+        ks = program.kernels
+        if not ks:
+            raise LaunchError("no kernel in the file", self.path)
+        if name is None:
+            self.kernel = ks[0]
+        else:
+            found = [k for k in ks if k.name == name]
+            if not found:
+                raise LaunchError(f"no kernel named {name} (have: {', '.join(k.name for k in ks)})", self.path)
+            self.kernel = found[0]
+        k = self.kernel
+        d = k.descriptor
+        if not d:
+            raise LaunchError(f"kernel {k.name} has no .amdhsa_kernel descriptor", self.path)
+        if not d.get(".amdhsa_wavefront_size32", 1):
+            raise LaunchError("wave64 kernels are not emulated (only wave32)", self.path)
+        self.nvgpr = d.get(".amdhsa_next_free_vgpr") or self._max_vgpr()
+        self.lds_size = d.get(".amdhsa_group_segment_fixed_size", 0)
+        self.private_size = d.get(".amdhsa_private_segment_fixed_size", 0)
+        mode = d.get(".amdhsa_float_denorm_mode_32", 3)
+        if mode not in (0, 3):
+            raise LaunchError(f".amdhsa_float_denorm_mode_32 {mode} (partial flushing) is not emulated", self.path)
+        self.flush_f32 = mode == 0
+        self.layout = sgpr_layout(d)
+        self.args = kernel_args(k)
+        self.kernarg_size = max(d.get(".amdhsa_kernarg_size", 0),
+                                max((a.offset + a.size for a in self.args), default=0))
+        self.ops = None
+        self.compile_time = 0.0
+
+    def _max_vgpr(self) -> int:
+        hi = 0
+        for ins in self.program.instrs[self.kernel.first:self.kernel.last]:
+            for r in ins.defs + ins.uses:
+                if r.startswith("v") and r[1:].isdigit():
+                    hi = max(hi, int(r[1:]) + 1)
+        return max(hi, 1)
+
+    # -- compilation ------------------------------------------------------------------
+    def compile(self, machine: Machine) -> None:
+        t0 = time.perf_counter()
+        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        mctx = self._mctx = MemCtx(machine, self.nvgpr, self.path)
+        labels = self.program.labels
+        ops = []
+        for ins in self.program.instrs:
+            ops.append(self._compile_one(ins, vctx, mctx, labels))
+        ops.append(self._off_end())
+        self.ops = ops
+        self.compile_time = time.perf_counter() - t0
+
+    def _off_end(self):
+        path = self.path
+
+        def run(g):
+            raise EmulationError("execution ran past the last instruction (missing s_endpgm?)", path)
+        return run
+
+    def _compile_one(self, ins, vctx, mctx, labels):
+        try:
+            return self._compile(ins, vctx, mctx, labels)
+        except EmulationError as exc:
+            err = EmulationError(exc.message, self.path, ins.lineno, ins.text())
+            err.__class__ = exc.__class__
+
+            def raiser(g, err=err):
+                raise err
+            return raiser
+
+    def _compile(self, ins, vctx, mctx, labels):
+        if ins.problem:
+            raise Unimplemented(f"cannot emulate: {ins.problem}")
+        if ins.is_vopd:
+            parts = []
+            for stmt in ins.stmts:
+                base, _ = base_name(stmt.mnemonic)
+                p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
+                parts.append(p or valu_parts(stmt, vctx))
+            (cx, wx), (cy, wy) = parts
+
+            def vopd(g):
+                px = cx(g)
+                py = cy(g)
+                wx(g, px)
+                wy(g, py)
+            return vopd
+        stmt = ins.stmts[0]
+        klass = ins.klass
+        if klass in ("valu", "trans"):
+            base, _ = base_name(stmt.mnemonic)
+            p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
+            c, w = p or valu_parts(stmt, vctx)
+            return lambda g: w(g, c(g))
+        if klass == "salu":
+            return salu(stmt)
+        if klass == "smem":
+            return smem(ins, stmt, mctx)
+        if klass == "lds":
+            return ds(ins, stmt, mctx)
+        if klass in ("vmem_load", "vmem_store", "scratch_load", "scratch_store"):
+            return vmem(ins, stmt, mctx)
+        fn = control(ins, stmt, labels)
+        if fn is not None:
+            return fn
+        raise Unimplemented(f"opcode '{stmt.mnemonic}' ({klass}) is not implemented by the emulator")
+
+    def unimplemented(self) -> list[tuple[int, str, str]]:
+        """(line, opcode, reason) of every instruction of the kernel the emulator cannot execute."""
+        m = Machine()
+        out = []
+        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        mctx = MemCtx(m, self.nvgpr, self.path)
+        for ins in self.program.instrs[self.kernel.first:self.kernel.last]:
+            try:
+                self._compile(ins, vctx, mctx, self.program.labels)
+            except EmulationError as exc:
+                out.append((ins.lineno, ins.opcode, exc.message))
+        return out
+
+    # -- launching ----------------------------------------------------------------------
+    def build_kernarg(self, mem, launch: Launch, addresses: dict[str, int]) -> bytes:
+        buf = bytearray(max(16, (self.kernarg_size + 15) // 16 * 16))
+        used = set()
+        for a in self.args:
+            key = a.name if a.name in launch.args else (a.index if a.index in launch.args else None)
+            if key is None and f"arg{a.index}" in launch.args:
+                key = f"arg{a.index}"
+            if a.kind.startswith("hidden_"):
+                val = self._hidden(a.kind, launch)
+                buf[a.offset:a.offset + a.size] = int(val).to_bytes(8, "little")[:a.size]
+                continue
+            if key is None:
+                raise LaunchError(f"no value for kernel argument {a.name} (#{a.index}, {a.kind}, {a.size} bytes)",
+                                  self.path)
+            used.add(key)
+            val = launch.args[key]
+            if a.kind in ("global_buffer", "dynamic_shared_pointer") or (isinstance(val, str)):
+                if isinstance(val, str):
+                    if val not in addresses:
+                        raise LaunchError(f"argument {a.name} names an unknown buffer {val}", self.path)
+                    val = addresses[val]
+                raw = int(val).to_bytes(8, "little")[:a.size]
+            elif isinstance(val, (bytes, bytearray)):
+                raw = bytes(val)
+            elif isinstance(val, float) or isinstance(val, np.floating):
+                raw = struct.pack("<f" if a.size == 4 else "<d", float(val))
+            else:
+                raw = (int(val) & ((1 << (8 * a.size)) - 1)).to_bytes(a.size, "little")
+            if len(raw) != a.size:
+                raise LaunchError(f"argument {a.name} takes {a.size} bytes, got {len(raw)}", self.path)
+            buf[a.offset:a.offset + a.size] = raw
+        extra = set(launch.args) - used
+        if extra:
+            names = ", ".join(str(x) for x in sorted(extra, key=str))
+            have = ", ".join(a.name for a in self.args if not a.kind.startswith("hidden_"))
+            raise LaunchError(f"unknown kernel argument(s) {names} (the kernel takes: {have})", self.path)
+        return bytes(buf)
+
+    @staticmethod
+    def _hidden(kind: str, launch: Launch) -> int:
+        g, b = launch.grid, launch.block
+        table = {
+            "hidden_block_count_x": g[0], "hidden_block_count_y": g[1], "hidden_block_count_z": g[2],
+            "hidden_group_size_x": b[0], "hidden_group_size_y": b[1], "hidden_group_size_z": b[2],
+            "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
+            "hidden_grid_dims": 3 if g[2] > 1 else (2 if g[1] > 1 else 1),
+        }
+        return table.get(kind, 0)
+
+    def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 64,
+            max_steps: int = 50_000_000) -> RunResult:
+        times = {"compile": 0.0, "execute": 0.0}
+        machine = Machine(seed=seed, latency=latency, max_steps=max_steps)
+        if self.ops is None:
+            self.compile(machine)
+            times["compile"] = self.compile_time
+        self._bind(machine)
+        mem = machine.mem
+        addresses = {}
+        for name, arr in launch.buffers.items():
+            addresses[name] = mem.alloc(name, arr)
+        kernarg = self.build_kernarg(mem, launch, addresses)
+        karg_addr = mem.alloc("__kernarg", kernarg)
+        packet = self._dispatch_packet(launch, karg_addr)
+        pkt_addr = mem.alloc("__dispatch", packet)
+        queue_addr = mem.alloc("__queue", bytes(256))
+
+        bx, by, bz = launch.block
+        gx, gy, gz = launch.grid
+        threads = bx * by * bz
+        if threads < 1 or threads > 1024 or min(gx, gy, gz) < 1:
+            raise LaunchError(f"bad launch: grid {launch.grid}, block {launch.block}", self.path)
+        if bx > 1024 or by > 1024 or bz > 1024:
+            raise LaunchError("a block dimension exceeds 1024", self.path)
+        md = self.kernel.metadata or {}
+        mfw = md.get(".max_flat_workgroup_size")
+        if mfw and threads > int(mfw):
+            raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
+                              self.path)
+        waves_per_wg = (threads + 31) // 32
+        wgs = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        per_batch = max(1, max_waves // waves_per_wg)
+        rng = np.random.default_rng(seed ^ 0x5EED)
+        steps = 0
+        t0 = time.perf_counter()
+        with np.errstate(all="ignore"):
+            for start in range(0, len(wgs), per_batch):
+                batch = wgs[start:start + per_batch]
+                mem.setup_lds(len(batch), self.lds_size)
+                if mem.lds.size:
+                    mem.lds[:] = rng.integers(0, 256, size=mem.lds.size, dtype=U8)
+                mem.setup_scratch(len(batch) * waves_per_wg, self.private_size)
+                group = self._initial_group(batch, launch, rng, karg_addr, pkt_addr, queue_addr)
+                steps += self._schedule(machine, group)
+        times["execute"] = time.perf_counter() - t0
+        out = {}
+        for b in mem.buffers:
+            if not b.name.startswith("__"):
+                out[b.name] = mem.heap[b.offset:b.offset + b.size].copy()
+        return RunResult(out, steps, times, list(machine.notes.values()))
+
+    def _bind(self, machine: Machine) -> None:
+        """Point the compiled memory closures at this launch's machine."""
+        self._mctx.machine = machine
+
+    def _dispatch_packet(self, launch: Launch, karg_addr: int) -> bytes:
+        bx, by, bz = launch.block
+        gx, gy, gz = launch.grid
+        return struct.pack("<HHHHHHIIIIIQQQQ", 0, 3, bx, by, bz, 0, gx * bx, gy * by, gz * bz,
+                           self.private_size, self.lds_size, 0, karg_addr, 0, 0)
+
+    def _initial_group(self, batch, launch, rng, karg_addr, pkt_addr, queue_addr) -> Group:
+        bx, by, bz = launch.block
+        threads = bx * by * bz
+        wpw = (threads + 31) // 32
+        W = len(batch) * wpw
+        V = rng.integers(0, 1 << 32, size=(self.nvgpr, W, 32), dtype=np.uint64).astype(U32)
+        S = rng.integers(0, 1 << 32, size=(NSGPR, W), dtype=np.uint64).astype(U32)
+        lay = self.layout
+        tid = np.arange(wpw * 32)
+        tx, ty, tz = tid % bx, (tid // bx) % by, tid // (bx * by)
+        packed = tx.astype(np.uint64)
+        if lay.workitem_dims >= 2:
+            packed |= ty.astype(np.uint64) << 10
+        if lay.workitem_dims >= 3:
+            packed |= tz.astype(np.uint64) << 20
+        packed = packed.astype(U32).reshape(wpw, 32)
+        live = (tid < threads).reshape(wpw, 32)
+        exec_bits = np.packbits(live, axis=-1, bitorder="little").view(U32).reshape(wpw)
+        wg_index = np.repeat(np.arange(len(batch)), wpw)
+        V[0] = np.tile(packed, (len(batch), 1))
+        user = lay.user
+        for w in range(W):
+            wx, wy, wz = batch[wg_index[w]]
+            if "kernarg_segment_ptr" in user:
+                s = user["kernarg_segment_ptr"]
+                S[s, w], S[s + 1, w] = karg_addr & 0xFFFF_FFFF, karg_addr >> 32
+            if "dispatch_ptr" in user:
+                s = user["dispatch_ptr"]
+                S[s, w], S[s + 1, w] = pkt_addr & 0xFFFF_FFFF, pkt_addr >> 32
+            if "queue_ptr" in user:
+                s = user["queue_ptr"]
+                S[s, w], S[s + 1, w] = queue_addr & 0xFFFF_FFFF, queue_addr >> 32
+            if "dispatch_id" in user:
+                s = user["dispatch_id"]
+                S[s, w] = S[s + 1, w] = 0
+            if "private_segment_size" in user:
+                S[user["private_segment_size"], w] = self.private_size
+            for axis, val in zip("xyz", (wx, wy, wz)):
+                if axis in lay.workgroup_id:
+                    S[lay.workgroup_id[axis], w] = val
+            if lay.workgroup_info is not None:
+                S[lay.workgroup_info, w] = 0
+            if lay.wave_offset is not None:
+                S[lay.wave_offset, w] = 0
+        S[EXEC_LO] = np.tile(exec_bits, len(batch))
+        S[EXEC_LO + 1] = 0
+        lds_stride = (self.lds_size + 3) // 4 * 4
+        g = Group(V, S, np.zeros(W, bool), np.arange(W, dtype=I64), wg_index.astype(I64),
+                  (wg_index * lds_stride).astype(I64), self.kernel.first)
+        return g
+
+    def _schedule(self, machine: Machine, first: Group) -> int:
+        runnable = [first]
+        waiting: list[Group] = []
+        steps0 = machine.clock
+        while runnable or waiting:
+            while runnable:
+                g = runnable.pop()
+                r = self._run_group(machine, g)
+                if r == STOP_SPLIT:
+                    _, cond, target = g.state
+                    rows_t = np.nonzero(cond)[0]
+                    rows_f = np.nonzero(~cond)[0]
+                    gt = g.take(rows_t)
+                    gt.pc = target
+                    gf = g.take(rows_f)
+                    gf.pc = g.pc + 1
+                    runnable += [gf, gt]
+                elif r == STOP_BARRIER:
+                    g.pc += 1
+                    waiting.append(g)
+                else:
+                    g.drain()
+            if waiting:
+                by_pc: dict[int, list[Group]] = {}
+                for g in waiting:
+                    by_pc.setdefault(g.pc, []).append(g)
+                runnable = [Group.merge(gs) for gs in by_pc.values()]
+                waiting = []
+        return machine.clock - steps0
+
+    def _run_group(self, machine: Machine, g: Group) -> int:
+        ops = self.ops
+        pc = g.pc
+        limit = machine.max_steps
+        try:
+            while True:
+                if machine.clock >= g.next_due:
+                    g.retire_due(machine.clock)
+                r = ops[pc](g)
+                machine.clock += 1
+                if r is None:
+                    pc += 1
+                elif r >= 0:
+                    pc = r
+                else:
+                    g.pc = pc
+                    return r
+                if machine.clock > limit:
+                    ins = self.program.instrs[pc] if pc < len(self.program.instrs) else None
+                    raise EmulationError(f"instruction limit of {limit} exceeded (endless loop?)", self.path,
+                                         ins.lineno if ins else None, ins.text() if ins else None)
+        except EmulationError as exc:
+            if exc.line is None and pc < len(self.program.instrs):
+                ins = self.program.instrs[pc]
+                exc = type(exc)(exc.message, self.path, ins.lineno, ins.text())
+                raise exc from None
+            raise
+        except Exception as exc:  # a bug of the emulator: still say where
+            ins = self.program.instrs[pc] if pc < len(self.program.instrs) else None
+            raise EmulationError(f"internal emulator error: {type(exc).__name__}: {exc}", self.path,
+                                 ins.lineno if ins else None, ins.text() if ins else None) from exc
