@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .nodes import SPECIAL_REGISTERS, Modifier, Operand
 
@@ -24,6 +25,18 @@ class OperandError(ValueError):
 
 def classify_operand(text: str, col: int) -> Operand:
     """Turn the exact text of one operand into an :class:`Operand`."""
+    kind, file, first, count, value, neg, absolute, half = _classify(text)
+    return Operand(text, col, kind, file, first, count, value, neg, absolute, half)
+
+
+@lru_cache(maxsize=4096)
+def _classify(text: str) -> tuple:
+    """The column-free part of an operand (operand texts repeat a lot in real kernels)."""
+    op = _classify_uncached(text, 0)
+    return (op.kind, op.file, op.first, op.count, op.value, op.neg, op.abs, op.half)
+
+
+def _classify_uncached(text: str, col: int) -> Operand:
     body, neg, absolute = text, False, False
     if body.startswith("-") and len(body) > 1 and not _INT.match(body) and not _FLOAT.match(body):
         neg, body = True, body[1:]

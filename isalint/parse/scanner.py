@@ -16,6 +16,8 @@ _MNEMONIC = re.compile(r"[A-Za-z_][\w.]*")
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
     """Spans of the statements of ``code`` (two for a VOPD ``x :: y`` line)."""
+    if "::" not in code:
+        return [(start, len(code))]
     depth = 0
     i, n = start, len(code)
     while i < n - 1:
@@ -83,6 +85,10 @@ def _split_words(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
     Words are separated by commas or blanks at bracket depth 0; ``key: value`` is
     one word (the hand-edited ``offset: 64`` form).
     """
+    return _split_words_careful(code, i, end)
+
+
+def _split_words_careful(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
     words: list[tuple[int, int, bool]] = []
     after_comma = True
     n = end
