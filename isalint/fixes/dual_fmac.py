@@ -53,8 +53,38 @@ def apply(analysis, options: dict) -> FixResult:
 # Planning
 
 def _model():
-    """The bank / operand-cache model to search against."""
-    return provisional_model
+    """The bank / operand-cache model to search against (:mod:`isalint.bankmodel`)."""
+    try:
+        from .. import bankmodel
+    except ImportError:  # pragma: no cover - the model ships with isalint
+        return provisional_model
+    return bank_model(bankmodel)
+
+
+def bank_model(bankmodel, loop: bool = False):
+    """Adapter: score ``dual_regs`` tuples with :func:`isalint.bankmodel.simulate`."""
+    BankOp = bankmodel.BankOp
+
+    def op(x, y) -> object:
+        reads, writes = [], []
+        for tag, (acc, s0, s1) in (("X", x), ("Y", y)):
+            reads += [(f"SRC0{tag}", f"v{s0}"), (f"SRC1{tag}", f"v{s1}")]
+            if acc >= 0:
+                reads.append((f"SRC2{tag}", f"v{acc}"))
+                writes.append((f"DST{tag}", f"v{acc}"))
+        return BankOp(reads, writes, True, "", None, None, True)
+
+    def model(regs) -> dict:
+        sim = bankmodel.simulate([op(x, y) for x, y in regs], loop=loop)
+        rf = {"X": 0, "Y": 0}
+        for step in sim.steps:
+            for a in step.reads:
+                if a.kind == "R" and not a.slot.startswith("SRC2"):
+                    rf[a.slot[-1]] += 1
+        return {"stalls": sim.stall_cycles, "hits": sim.cache_hits, "rf_reads": sim.rf_reads,
+                "asymmetry": abs(rf["X"] - rf["Y"]), "cycles": sim.issue_cycles}
+
+    return model
 
 
 def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
@@ -63,13 +93,16 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     if n_cells % 2:
         raise FixRefused(f"{len(fb.cells)} FMAs cannot all be paired")
     pool = set(range(MAX_VGPRS)) - region.busy
+    value_pool = set(range(MAX_VGPRS)) - region.busy_values
     prefer = set(fb.value_regs)
     used_now = _highest_vgpr(analysis) + 1
     best = None
     for a_bank in (2, 0):
         for limit in range(2, MAX_VGPRS + 1):
             below = {r for r in pool if r < limit}
-            vals = choose_value_registers(fb, below, a_bank, limit, prefer)
+            # Values first where only they can go (free in the loop, busy elsewhere in the region).
+            only_values = {r for r in value_pool if r < limit} - below
+            vals = choose_value_registers(fb, below | only_values, a_bank, limit, [only_values, prefer])
             if vals is None:
                 continue
             taken = {r + k for r in vals.values() for k in (0, 1)}
@@ -104,7 +137,12 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     if accs is None:
         raise FixRefused("not enough free VGPRs of each parity for the accumulators")
     layout.acc_reg = accs
-    sched.model = _model()(dual_regs(sched.duals, layout))
+    try:
+        from .. import bankmodel
+
+        sched.model = bank_model(bankmodel, loop=True)(dual_regs(sched.duals, layout))
+    except ImportError:  # pragma: no cover
+        sched.model = provisional_model(dual_regs(sched.duals, layout))
     return layout, sched
 
 
@@ -132,7 +170,7 @@ def _highest_vgpr(analysis) -> int:
 def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Schedule) -> tuple[str, dict]:
     from ..model import counters
 
-    program = analysis.program
+    program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
     source = program.source
     line_index = {id(line): n for n, line in enumerate(source.lines)}
@@ -233,7 +271,13 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             written.update(d for d, _ in seq)
             n_entry_moves = max(n_entry_moves, len(lines))
             _place(analysis, e, lines, edits, lidx, trampolines, indent)
+        done_targets: set[int] = set()
         for e in region.exits:
+            # A target reached only from the region gets the moves once, at its start.
+            whole = all(pb in region.blocks for pb in cfg.blocks[e.dst].preds)
+            if whole and e.dst in done_targets:
+                continue
+            done_targets.add(e.dst)
             live = region.live.live_in[e.dst]
             temps = sorted(value_regs - live - old_set - new_set) + sorted(
                 r for r in range(MAX_VGPRS) if r not in live and r not in old_set and r not in new_set
@@ -242,7 +286,10 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             lines = move_lines(indent, seq)
             written.update(d for d, _ in seq)
             n_exit_moves = max(n_exit_moves, len(lines))
-            _place(analysis, e, lines, edits, lidx, trampolines, indent)
+            if whole and lines:
+                edits.add_before(lidx(cfg.blocks[e.dst].first), lines)
+            else:
+                _place(analysis, e, lines, edits, lidx, trampolines, indent)
     if trampolines:
         k = program.kernel_of(body[0])
         last = instrs[k.last - 1]
@@ -368,6 +415,13 @@ def _fallback_counts(text: str, vgprs: int) -> str:
     text = re.sub(r"(\.vgpr_count:\s+)(\d+)", at_least, text)
     text = re.sub(r"(;\s*NumVgprs:\s*)(\d+)", at_least, text)
     text = re.sub(r"(;\s*NumVGPRsForWavesPerEU:\s*)(\d+)", at_least, text)
+
+    def blocks(m):
+        old = int(m.group(2))
+        return m.group(1) + str(max(old, -(-vgprs // 8) - 1))
+
+    # The granulated count the descriptor encodes: blocks of 8 VGPRs in wave32, minus one.
+    text = re.sub(r"(;\s*VGPRBlocks:\s*)(\d+)", blocks, text)
     return text
 
 

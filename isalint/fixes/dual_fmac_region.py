@@ -106,8 +106,9 @@ class Region:
     blocks: set[int]
     entries: list[Edge]
     exits: list[Edge]
-    busy: set[int]  # VGPRs the rewrite must not take inside the region
+    busy: set[int]  # VGPRs the accumulators must not take (anywhere in the region)
     live: Liveness  # liveness of the original program
+    busy_values: set[int] = field(default_factory=set)  # VGPRs the loaded values must not take
     entry_values: dict[int, object] | None = None  # acc -> constant at every entry, when all equal
     notes: list[str] = field(default_factory=list)
 
@@ -176,18 +177,23 @@ def find_region(analysis, fb: FmaBlock) -> Region:
     for ld in fb.loads:
         skip_defs[ld.index] = set(ld.regs)
     hidden = liveness(program, cfg, skip_defs, skip_uses)
-    busy: set[int] = set()
-    for b in blocks:
-        busy |= hidden.live_in[b] | hidden.live_out[b]
-        for i in cfg.blocks[b].indices():
-            busy |= hidden.after[i]
-            if i in fma_instrs:
-                continue
-            ins = instrs[i]
-            regs = _vgprs(ins.uses) | (_vgprs(ins.defs) - skip_defs.get(i, set()))
-            busy |= regs
-    busy -= accs
-    region = Region(loop, blocks, entries, exits, busy, real)
+
+    def occupied(over: set[int]) -> set[int]:
+        busy: set[int] = set()
+        for b in over:
+            busy |= hidden.live_in[b] | hidden.live_out[b]
+            for i in cfg.blocks[b].indices():
+                busy |= hidden.after[i]
+                if i in fma_instrs:
+                    continue
+                ins = instrs[i]
+                busy |= _vgprs(ins.uses) | (_vgprs(ins.defs) - skip_defs.get(i, set()))
+        return busy - accs
+
+    region = Region(loop, blocks, entries, exits, occupied(blocks), real)
+    # The loaded values live only inside the FMA block's loop, so only that loop must leave
+    # their registers alone.
+    region.busy_values = occupied(set(fb.loop.blocks))
     region.entry_values = _entry_constants(program, cfg, region, accs)
     return region
 

@@ -84,56 +84,65 @@ def fb_where(fb: FmaBlock, index: int) -> str:
 # Register allocation
 
 def choose_value_registers(fb: FmaBlock, pool: set[int], a_bank: int, limit: int,
-                           prefer: set[int]) -> dict[tuple, int] | None:
+                           tiers: list[set[int]]) -> dict[tuple, int] | None:
     """First registers of every A and B pair below ``limit``, or None when they do not fit.
 
-    Pairs go first to registers the loop already used for its loaded values (``prefer``),
-    then to the highest free registers, so the low registers stay for the accumulators.
+    Pairs go first to the registers of ``tiers[0]`` (those only the loaded values can use),
+    then ``tiers[1]`` (the loop's old value registers), then to the highest free registers,
+    so the low registers stay for the accumulators.
     """
     a_pairs, b_pairs = pairs_of(fb)
     b_bank = a_bank ^ 2
-    taken: set[int] = set()
+
+    def tier(r: int) -> int:
+        for n, t in enumerate(tiers):
+            if r in t and r + 1 in t:
+                return n
+        return len(tiers)
+
     out: dict[tuple, int] = {}
     for pairs, bank in ((a_pairs, a_bank), (b_pairs, b_bank)):
         cands = [r for r in range(bank, limit - 1, 4) if r in pool and r + 1 in pool]
-        cands.sort(key=lambda r: (not (r in prefer and r + 1 in prefer), -r))
+        cands.sort(key=lambda r: (tier(r), -r))
         if len(cands) < len(pairs):
             return None
         chosen = sorted(cands[: len(pairs)])
         for p, r in zip(pairs, chosen):
             out[p.key] = r
-            taken.update((r, r + 1))
     return out
 
 
 def assign_accumulators(fb: FmaBlock, sched: Schedule, pool: set[int]) -> dict[tuple, int] | None:
-    """A register for every cell so that X and Y of each dual differ in parity.
+    """A register for every cell so that the two destinations of each dual differ in parity.
 
-    Keeps a cell's old register where possible; returns None if the pool is short.
+    A cell keeps its old register when that is free and the parities allow it (the bank model
+    does not care which parity is X, so when the two old registers already differ in parity
+    both stay); otherwise it takes the lowest free register of the parity it needs. Returns
+    None if the pool is short.
     """
-    need = {0: [], 1: []}  # parity -> cells, in schedule order
-    forced: dict[tuple, int] = {}
-    # Decide which half is even: keep the X/Y parity pattern fixed (X odd, Y even) unless
-    # both old registers fit the swapped pattern better.
+    usable = {r for r in pool}
+    parity: dict[tuple, int] = {}
     for x, y in sched.duals:
         ox, oy = fb.cells[x.cell], fb.cells[y.cell]
-        forced[x.cell] = 1
-        forced[y.cell] = 0
-        del ox, oy
-    for cell, par in forced.items():
-        need[par].append(cell)
-    free = {0: sorted(r for r in pool if r % 2 == 0), 1: sorted(r for r in pool if r % 2 == 1)}
+        kx, ky = ox in usable, oy in usable
+        if ox % 2 != oy % 2:
+            parity[x.cell], parity[y.cell] = ox % 2, oy % 2
+        elif kx and not ky:
+            parity[x.cell], parity[y.cell] = ox % 2, 1 - ox % 2
+        else:
+            parity[x.cell], parity[y.cell] = 1 - oy % 2, oy % 2
     out: dict[tuple, int] = {}
     used: set[int] = set()
+    for cell, par in parity.items():
+        old = fb.cells[cell]
+        if old % 2 == par and old in usable and old not in used:
+            out[cell] = old
+            used.add(old)
     for par in (0, 1):
-        for cell in need[par]:
-            old = fb.cells[cell]
-            if old % 2 == par and old in pool and old not in used:
-                out[cell] = old
-                used.add(old)
-        rest = [r for r in free[par] if r not in used]
-        missing = [c for c in need[par] if c not in out]
+        rest = sorted(r for r in usable if r % 2 == par and r not in used)
+        missing = [c for c, p in parity.items() if p == par and c not in out]
         if len(rest) < len(missing):
+            # Not enough of this parity: fall back to a strict X/Y split if that balances.
             return None
         for cell, r in zip(missing, rest):
             out[cell] = r
