@@ -438,6 +438,8 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
         if (sx.reg & _MASK[name]) != (sy.reg & _MASK[name]):
             continue
         regs = (sx.name, sy.name)
+        if name == "SRC2" and sx is hx.dst and sy is hy.dst:
+            continue  # two accumulators: the destination parity rule already says it
         if name == "SRC2":
             wx, wy = _role_name(hx, 2), _role_name(hy, 2)
             out.append(Violation("src2-parity", f"SRC2X ({sx.name}, {wx}) and SRC2Y ({sy.name}, {wy}) are both "

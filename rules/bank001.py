@@ -1,0 +1,110 @@
+"""BANK001: VGPR bank / operand-cache conflict.
+
+## What it finds
+VALU instructions that ask one VGPR bank for two different registers in the
+same cycle, so they issue late, as modelled by `isalint.bankmodel`:
+
+- the VGPR file has 4 banks (register index mod 4), each with an operand cache
+  that holds the bank's most recently read value and feeds the SRC0, SRC1 and
+  SRC2 ports; a value not in the cache is read from the register file first;
+- a bank delivers one value per cycle to the SRC0/SRC1 ports (one value may
+  feed several ports), so an instruction whose SRC0/SRC1 operands hold two
+  different registers of one bank takes an extra cycle. Accumulator reads
+  (SRC2) and result writes have their own paths and do not stall.
+
+Loops are modelled in their steady state (the caches warmed by the previous
+iteration, the registers reloaded by memory instructions invalidated); other
+code block by block from cold caches. The finding names the bank, the
+registers and the ports, and the stall cycles. `isalint report` prints the
+whole R / Cache / W table of a loop.
+
+Severity: warning inside loops, info elsewhere.
+
+## Why it matters
+The worklog's kernel 5 reads its A column and B row from the same banks: most
+of its `v_dual_fmac_f32` take 2-3 cycles instead of 1 (RGP). Placing A on banks
+2-3 and B on banks 0-1 and ordering the FMAs so that every pair reads each bank
+at most once (kernel 6) made every dual FMA a 1-cycle instruction and the
+kernel 11% faster.
+
+## Example
+```asm
+; bad: bank 0 must deliver v184 and v192 in one cycle, bank 1 v185 and v193
+v_dual_fmac_f32 v131, v184, v193 :: v_dual_fmac_f32 v128, v185, v192
+; good: A (v186, v187) on banks 2-3, B (v184, v185) on banks 0-1
+v_dual_fmac_f32 v5, v186, v184 :: v_dual_fmac_f32 v2, v187, v185
+```
+
+## Fix safety
+`isalint fix --dual-fmac` re-assigns a GEMM loop's registers in the kernel-6
+layout and searches the FMA order against this model; the result is checked
+(legal pairs, waits, register budget). By hand: move A and B to disjoint bank
+pairs, or reorder the instructions so that consecutive ones reuse cached values.
+
+## Reference
+RDNA3 ISA guide, section 7.6 "Dual Issue VALU" (4 VGPR banks, one cache per
+bank with a port each for SRC0, SRC1, SRC2). The cache size, read bandwidth and
+the separate SRC2/write paths are assumptions calibrated on the worklog's
+measurements; they are listed, with the reasoning, in `isalint/bankmodel.py`.
+"""
+from __future__ import annotations
+
+from isalint.bankmodel import simulate
+from isalint.diagnostics import Diagnostic
+
+CODE = "BANK001"
+NAME = "vgpr-bank-conflict"
+SEVERITY = "warning"
+SUMMARY = "VALU instruction that asks one VGPR bank for two registers in a cycle (modelled stall)"
+FIXABLE = "--dual-fmac"
+
+_PORT = {"SRC0": "SRC0", "SRC1": "VSRC1", "SRC2": "SRC2"}
+
+
+def _slot(slot: str) -> str:
+    return _PORT.get(slot[:4], slot[:4]) + slot[4:]
+
+
+def simulations(analysis):
+    """(loop or None, Simulation, steady) for every innermost loop (steady state) and
+    every basic block outside them (cold caches). Cached on the analysis."""
+    cache = analysis.__dict__.get("_bank001_sims")
+    if cache is not None:
+        return cache
+    program, cfg = analysis.program, analysis.cfg
+    out = []
+    covered: set[int] = set()
+    for loop in cfg.loops:
+        if not loop.innermost:
+            continue
+        idx = loop.indices(cfg)
+        covered.update(idx)
+        out.append((loop, simulate([program.instrs[i] for i in idx], loop=True), True))
+    for blk in cfg.blocks:
+        idx = [i for i in blk.indices() if i not in covered]
+        if not idx or not any(program.instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
+            continue
+        out.append((cfg.loop_of(idx[0]), simulate([program.instrs[i] for i in idx]), False))
+    analysis.__dict__["_bank001_sims"] = out
+    return out
+
+
+def check(analysis):
+    program = analysis.program
+    for loop, sim, steady in simulations(analysis):
+        for step in sim.steps:
+            if not step.stall or step.op.index is None:
+                continue
+            ins = program.instrs[step.op.index]
+            in_loop = loop is not None
+            parts = []
+            for b, accs in step.conflicts:
+                regs = ", ".join(f"{a.reg} ({_slot(a.slot)}, {'cached' if a.kind == 'Cache' else 'read'})"
+                                 for a in accs)
+                parts.append(f"bank {b} must deliver {len(accs)} registers: {regs}")
+            where = "in the loop's steady state" if steady else "from cold caches"
+            msg = (f"VGPR bank conflict: {'; '.join(parts)}; a bank's operand cache feeds one value per cycle: "
+                   f"+{step.stall} stall cycle{'s' if step.stall > 1 else ''} (modelled {where})")
+            first, last = ins.stmts[0], ins.stmts[-1]
+            yield Diagnostic(program.path, ins.lineno, first.col, ins.lineno, max(last.end_col, first.col + 1),
+                             CODE, "warning" if in_loop else "info", msg)

@@ -1,0 +1,241 @@
+"""DUAL002: missed dual-issue.
+
+## What it finds
+Single VALU instructions with a VOPD form (`v_fmac_f32`, `v_mul_f32`,
+`v_add_nc_u32`, `v_mov_b32`, `v_cndmask_b32`, ...) that could issue together
+as one `v_dual_*` instruction but do not:
+
+- two singles that are adjacent, or can be moved next to each other without
+  crossing a dependency (from the dependency graph), a memory operation, an
+  `s_waitcnt` or an `s_delay_alu`, and whose pair is legal (every DUAL001
+  constraint, trying both X/Y roles and, for commutative operations, both
+  source orders). The finding shows the pair to write and where to move.
+- inside a loop, a single that has candidates in its stretch of code but
+  cannot pair with any of them: the finding gives the reason, e.g. for kernel 5's loop
+  `v_fmac_f32_e32 v124, v184, v192` and `v_fmac_f32_e32 v133, v184, v193`
+  "both SRC0 read v184 (bank 0)", and that commuting the sources does not help.
+
+A single FMA inside a loop whose FMA block `isalint fix --dual-fmac` can
+rebuild is marked fixable: that pass re-assigns the block's registers the way
+the worklog's kernel 6 does, so that every FMA pairs.
+
+Severity: warning inside loops, info elsewhere.
+
+## Why it matters
+A VOPD issues two operations in one cycle. Every single FMA left in a GEMM's
+inner loop costs a cycle per iteration that a pair would not; kernel 5's
+compiler left 4 of 128 FMAs single in its hottest loop.
+
+## Example
+```asm
+; bad: two independent singles
+v_mul_f32_e32 v0, v1, v2
+v_add_f32_e32 v3, v4, v5
+; good
+v_dual_mul_f32 v0, v1, v2 :: v_dual_add_f32 v3, v4, v5
+```
+
+## Fix safety
+`isalint fix --dual-fmac` rewrites a whole GEMM FMA block and validates the
+result (legal pairs, waits, register budget). Other pairs are suggestions to
+apply by hand: the suggested pair is legal and the move crosses no dependency,
+but the VGPR bank timing changes (see BANK001).
+
+## Reference
+RDNA3 ISA guide, section 7.6 "Dual Issue VALU" (which opcodes have a VOPD form,
+the pairing restrictions), and the VOPD encoding.
+"""
+from __future__ import annotations
+
+from isalint.diagnostics import at_instr
+from isalint.vopd import dual_name, find_pairing, half
+
+CODE = "DUAL002"
+NAME = "missed-dual-issue"
+SEVERITY = "warning"
+SUMMARY = "Single VALU instructions that could issue as one VOPD (or why they cannot)"
+FIXABLE = "--dual-fmac"
+
+WINDOW = 32  # farthest partner considered, in instructions
+_MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
+
+
+def _is_boundary(ins) -> bool:
+    return ins.opaque or ins.klass not in _MOVABLE_KLASSES or bool(ins.counters)
+
+
+def _candidate(ins):
+    """The VOPD half of a single VALU instruction, or None."""
+    if ins.opaque or ins.klass not in ("valu",) or len(ins.stmts) != 1 or dual_name(ins.opcode) is None:
+        return None
+    h = half(ins.stmts[0])
+    return None if h.problems or h.vopd is None else h
+
+
+def _is_fma(h) -> bool:
+    return "fma" in h.op
+
+
+def _regions(analysis):
+    """Runs of instructions inside one basic block between boundaries."""
+    program = analysis.program
+    for blk in analysis.cfg.blocks:
+        run: list[int] = []
+        for i in blk.indices():
+            if _is_boundary(program.instrs[i]):
+                if run:
+                    yield blk, run
+                run = []
+            else:
+                run.append(i)
+        if run:
+            yield blk, run
+
+
+def _blockers(dep, region):
+    """(a, k) -> True when there is a dependency edge between instructions a < k of the region."""
+    pos = {i: n for n, i in enumerate(region)}
+    edges = set()
+    for e in dep.edges:
+        if e.carried or e.kind not in ("RAW", "WAR", "WAW"):
+            continue
+        if e.src in pos and e.dst in pos:
+            edges.add((e.src, e.dst))
+    return edges
+
+
+def _move(program, region, edges, a: int, b: int):
+    """None when ``a`` and ``b`` can be brought together, else (blocking instr index, reason)."""
+    between = [k for k in region if a < k < b]
+    down = [k for k in between if (a, k) in edges]  # a cannot move below these
+    up = [k for k in between if (k, b) in edges]  # b cannot move above these
+    if down and up and max(up) >= min(down):
+        k = max(up)
+        return k, "dependency"
+    return None
+
+
+def _describe_move(program, region, edges, a: int, b: int) -> str:
+    between = [k for k in region if a < k < b]
+    if not between:
+        return "adjacent"
+    up = [k for k in between if (k, b) in edges]
+    if not up:
+        return f"move line {program.instrs[b].lineno} up next to line {program.instrs[a].lineno}"
+    return (f"move line {program.instrs[a].lineno} down below line {program.instrs[max(up)].lineno} and line "
+            f"{program.instrs[b].lineno} up to it")
+
+
+def _fixable_loops(analysis):
+    cache = analysis.__dict__.setdefault("_dual002_fixable", {})
+    return cache
+
+
+def _fix_pass_accepts(analysis, loop) -> bool:
+    """Whether ``isalint fix --dual-fmac`` recognises this loop's FMA block."""
+    cache = _fixable_loops(analysis)
+    key = loop.header
+    if key not in cache:
+        ok = False
+        try:
+            from isalint.fixes.dual_fmac_detect import find_block
+
+            label = analysis.cfg.blocks[loop.header].label
+            if label:
+                find_block(analysis, label)
+                ok = True
+        except (Exception, SystemExit):  # the pass refuses (FixRefused) or is not installed
+            ok = False
+        cache[key] = ok
+    return cache[key]
+
+
+def check(analysis):
+    program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
+    for blk, region in _regions(analysis):
+        cands = {i: h for i in region if (h := _candidate(instrs[i])) is not None}
+        if not cands:
+            continue
+        fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
+                       for i in region)
+        if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
+            continue
+        dep = analysis.depgraph(list(blk.indices()))
+        edges = _blockers(dep, region)
+        order = sorted(cands)
+        # Legal, movable pairs among the singles, then a maximum matching of them.
+        options: dict[tuple[int, int], object] = {}
+        refusals: dict[tuple[int, int], str] = {}
+        for n, a in enumerate(order):
+            for b in order[n + 1:]:
+                if b - a > WINDOW:
+                    break
+                blocked = _move(program, region, edges, a, b)
+                if blocked is not None:
+                    k, _ = blocked
+                    regs = sorted({r for e in dep.edges if not e.carried and e.dst == b and e.src == k for r in e.regs}
+                                  | {r for e in dep.edges if not e.carried and e.src == a and e.dst == k
+                                     for r in e.regs})
+                    refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
+                                        f"them with a dependency ({', '.join(regs) or 'registers'})")
+                    continue
+                p = find_pairing(cands[a], cands[b])
+                if p.legal:
+                    options[(a, b)] = p
+                else:
+                    refusals[(a, b)] = p.reason()
+        matched = _match(options)
+        loop = cfg.loop_of(region[0])
+        severity = "warning" if loop is not None else "info"
+        paired: set[int] = set()
+        for a, b in sorted(matched):
+            p = options[(a, b)]
+            paired.update((a, b))
+            where = _describe_move(program, region, edges, a, b)
+            fix = FIXABLE if (loop is not None and _is_fma(cands[a]) and _is_fma(cands[b])
+                              and _fix_pass_accepts(analysis, loop)) else None
+            yield at_instr(program, instrs[a], CODE, severity,
+                           f"{instrs[a].text()} and line {instrs[b].lineno} ({instrs[b].text()}) can issue as one "
+                           f"VOPD ({where}): {p.text}", fix)
+        if loop is None:
+            continue  # outside loops only the pairs are worth a note
+        for i in order:
+            if i in paired:
+                continue
+            h = cands[i]
+            partners = [j for j in order if j != i]
+            fix = FIXABLE if (loop is not None and _is_fma(h) and _fix_pass_accepts(analysis, loop)) else None
+            hint = (f"; `isalint fix --dual-fmac` re-assigns the loop's registers so that every FMA pairs"
+                    if fix else "")
+            if not partners:
+                if not (_is_fma(h) and fma_vopd):
+                    continue
+                msg = (f"{instrs[i].text()} stays single: no other single VALU instruction between the "
+                       f"boundaries around it to pair with{hint}")
+                yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+                continue
+            j = min(partners, key=lambda j: (abs(j - i), j))
+            key = (min(i, j), max(i, j))
+            if key in refusals:
+                why = refusals[key]
+            elif key in options:
+                other = next(b if a == j else a for a, b in matched if j in (a, b))
+                why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
+            else:
+                why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
+            msg = f"{instrs[i].text()} cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}{hint}"
+            yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+
+
+def _match(options) -> list[tuple[int, int]]:
+    """A maximum set of disjoint pairs (prefers adjacent ones)."""
+    if not options:
+        return []
+    import networkx as nx
+
+    g = nx.Graph()
+    for (a, b) in options:
+        g.add_edge(a, b, weight=1000 - min(999, b - a))
+    m = nx.max_weight_matching(g, maxcardinality=True)
+    return [tuple(sorted(e)) for e in m]
