@@ -1,0 +1,541 @@
+"""RDNA3 wait counters along the paths of the CFG.
+
+What the hardware does (RDNA3 ISA guide, 4.4 "Data dependency resolution" and the
+``S_WAITCNT`` entry of 16.x "SOPP instructions"):
+
+* ``vmcnt`` counts vector-memory loads (global, buffer, scratch, flat, atomics that
+  return data); they return in issue order among themselves (image sampler and BVH
+  ops form their own in-order streams).
+* ``vscnt`` counts vector-memory stores and atomics without return. The data VGPRs
+  of a store are read at issue on gfx10+, so a store never holds a register.
+* ``lgkmcnt`` counts LDS/GDS ops (in order among themselves), scalar-memory loads
+  (which return out of order) and messages. FLAT ops count here too and may
+  complete in any order relative to LDS.
+* ``expcnt`` counts exports (and GDS ops) until their data has left the VGPRs.
+* ``s_waitcnt X(n)`` stalls until at most ``n`` ops of counter X are in flight.
+
+The abstract state maps each register an op in flight will write to ``k``: how
+many later ops of the same counter are certain to complete after it (later ops of
+the same in-order stream). ``s_waitcnt X(n)`` with ``n <= k`` guarantees the op
+is done: if it were not, it and its ``k`` successors would all be in flight. Ops
+of out-of-order classes keep ``k = 0``, so only ``X(0)`` covers them, and they do
+not raise ``k`` of others. Paths join by keeping the smallest ``k`` (the
+strictest wait any path needs), and loops iterate to a fixed point.
+
+API (everything the rule WAIT001 and the fix passes need):
+
+* :func:`events` - what one instruction does to the counters.
+* :class:`CounterState` - the state at one point: ``issue``, ``wait``,
+  ``check`` (hazards of an instruction), ``required`` (the wait it needs),
+  ``step`` (one instruction, in order), ``merge``.
+* :func:`analyze` -> :class:`CounterAnalysis` - the fixed point over a program's
+  CFG: ``state_before(i)``, ``hazards``, ``needed_threshold(i, counter)``.
+* :func:`plan_waits` / :func:`plan_loop_waits` - the loosest waits a straight-line
+  sequence (or a loop body) needs, for passes that reorder instructions and must
+  recompute ``s_waitcnt`` values.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .waitcnt import wait_thresholds
+
+CAP = 63  # the largest count a 6-bit counter field can wait for
+COUNTERS = ("vmcnt", "vscnt", "lgkmcnt", "expcnt")
+
+# Ops of these classes complete in issue order relative to the other ops of the same class.
+IN_ORDER = frozenset({"vmem", "sample", "bvh", "lds", "store", "exp", "param"})
+# These may complete in any order (scalar memory, messages, the LDS side of FLAT).
+OUT_OF_ORDER = frozenset({"smem", "msg", "flat"})
+# Classes whose pending registers are *read* by the op (export data): only writes conflict.
+LOCKS = frozenset({"exp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One counter increment made by an instruction."""
+
+    counter: str
+    cls: str
+    writes: tuple[str, ...] = ()  # registers written when the op completes
+    locks: tuple[str, ...] = ()  # registers the op still reads after issue
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A register an op in flight holds: ``k`` later ops surely complete after it."""
+
+    k: int
+    origin: int  # instruction index of the op
+
+
+@dataclass(frozen=True, slots=True)
+class Hazard:
+    """A register used before the wait that guarantees its op completed."""
+
+    index: int  # the instruction that uses the register
+    reg: str
+    counter: str
+    cls: str
+    k: int  # the instruction needs ``counter(k)`` (or stricter) before it
+    origin: int  # the op in flight
+    kind: str  # "read" | "write"
+
+
+def _slot_regs(instr, roles: tuple[str, ...], names: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    out: list[str] = []
+    for stmt_slots in instr.slots:
+        for slot in stmt_slots:
+            if slot.role in roles and (names is None or slot.name in names):
+                out.extend(slot.regs)
+    return tuple(dict.fromkeys(out))
+
+
+def events(instr) -> tuple[Event, ...]:
+    """The counter increments of ``instr`` (empty for non-memory and opaque instructions)."""
+    if not instr.counters or instr.opaque:
+        return ()
+    info = instr.infos[0]
+    klass = instr.klass
+    enc = info.encoding if info is not None else ""
+    name = instr.opcode
+    writes = _slot_regs(instr, ("def", "defuse"))
+    out: list[Event] = []
+    if klass in ("vmem_load", "scratch_load"):
+        cls = "vmem"
+        if enc == "MIMG":
+            cls = "bvh" if "bvh" in name else ("sample" if ("sample" in name or "gather" in name) else "vmem")
+        out.append(Event("vmcnt", cls, writes))
+        if "lgkmcnt" in instr.counters:
+            out.append(Event("lgkmcnt", "flat", writes))
+    elif klass in ("vmem_store", "scratch_store"):
+        out.append(Event("vscnt", "store"))
+        if "lgkmcnt" in instr.counters:
+            out.append(Event("lgkmcnt", "flat"))
+    elif klass == "vmem_atomic":
+        returns = bool(writes)  # the returning form (glc) is written with a vdst
+        out.append(Event("vmcnt", "vmem", writes) if returns else Event("vscnt", "store"))
+        if "lgkmcnt" in instr.counters:
+            out.append(Event("lgkmcnt", "flat", writes))
+    elif klass == "smem":
+        out.append(Event("lgkmcnt", "smem", writes))
+    elif klass == "message":
+        out.append(Event("lgkmcnt", "msg", writes))
+    elif "expcnt" in instr.counters:
+        if writes:  # lds_param_load / lds_direct_load return data on expcnt
+            out.append(Event("expcnt", "param", writes))
+        else:  # an export reads its data VGPRs after issue
+            out.append(Event("expcnt", "exp", (), _slot_regs(instr, ("use",), None)))
+    elif "lgkmcnt" in instr.counters:  # LDS / GDS
+        out.append(Event("lgkmcnt", "lds", writes))
+    return tuple(out)
+
+
+# Pseudo registers standing for "the newest op of this stream", read by s_barrier: a barrier
+# releases this wave's memory ops to the other waves of the workgroup, so they must be done
+# (LLVM's AMDGPU memory model: release at workgroup scope waits for LDS ops; in WGP mode the
+# workgroup may span both CUs' vector caches, so VMEM loads and stores too).
+LDS_SYNC = "@lds"
+VMEM_SYNC = "@vmem"
+STORE_SYNC = "@vstore"
+_SYNC_OF = {"lds": LDS_SYNC, "vmem": VMEM_SYNC, "store": STORE_SYNC}
+CU_MODE_SYNC = (LDS_SYNC,)
+WGP_MODE_SYNC = (LDS_SYNC, VMEM_SYNC, STORE_SYNC)
+
+
+def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
+    """Registers ``instr`` reads, plus the pseudo registers a barrier synchronises."""
+    if instr.klass == "barrier":
+        return list(instr.uses) + list(sync)
+    return instr.uses
+
+
+class CounterState:
+    """Registers held by ops in flight, and an upper bound of ops in flight per counter."""
+
+    __slots__ = ("pending", "inflight", "sync")
+
+    def __init__(self, pending: dict | None = None, inflight: dict | None = None,
+                 sync: tuple[str, ...] = CU_MODE_SYNC):
+        # (reg, counter, cls) -> Pending
+        self.pending: dict[tuple[str, str, str], Pending] = pending if pending is not None else {}
+        self.inflight: dict[str, int] = inflight if inflight is not None else {}
+        self.sync = sync  # what s_barrier waits for (CU_MODE_SYNC or WGP_MODE_SYNC)
+
+    def copy(self) -> CounterState:
+        return CounterState(dict(self.pending), dict(self.inflight), self.sync)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CounterState) and self.pending == other.pending and self.inflight == other.inflight
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{r}:{c}/{cls}k{p.k}@{p.origin}" for (r, c, cls), p in sorted(self.pending.items()))
+        return f"CounterState({items}; inflight={self.inflight})"
+
+    # -- queries -------------------------------------------------------------------------------
+    def regs(self) -> set[str]:
+        """Registers an op in flight may still write (or, for exports, read)."""
+        return {r for (r, _c, _cls) in self.pending if r[0] != "@"}
+
+    def written_regs(self) -> set[str]:
+        return {r for (r, _c, cls) in self.pending if cls not in LOCKS and r[0] != "@"}
+
+    def entries(self, reg: str | None = None) -> list[tuple[str, str, str, Pending]]:
+        return [(r, c, cls, p) for (r, c, cls), p in self.pending.items() if reg is None or r == reg]
+
+    def check(self, instr, index: int | None = None) -> list[Hazard]:
+        """Hazards ``instr`` would hit if issued in this state (before its own effects)."""
+        if not self.pending:
+            return []
+        reads, writes = reads_of(instr, self.sync), instr.defs
+        held = {key[0] for key in self.pending}
+        if held.isdisjoint(reads) and held.isdisjoint(writes):
+            return []
+        index = instr.index if index is None else index
+        own = {(e.counter, e.cls) for e in events(instr) if e.writes}
+        by_reg: dict[str, list] = {}
+        for key, p in self.pending.items():
+            by_reg.setdefault(key[0], []).append((key, p))
+        out: list[Hazard] = []
+        for r in reads:
+            for (reg, c, cls), p in by_reg.get(r, ()):
+                if cls in LOCKS:
+                    continue
+                out.append(Hazard(index, reg, c, cls, p.k, p.origin, "read"))
+        for r in writes:
+            for (reg, c, cls), p in by_reg.get(r, ()):
+                if cls in IN_ORDER and cls not in LOCKS and (c, cls) in own:
+                    continue  # a later op of the same in-order stream lands after the earlier one
+                out.append(Hazard(index, reg, c, cls, p.k, p.origin, "write"))
+        return out
+
+    def required(self, instr, index: int | None = None) -> dict[str, int]:
+        """The loosest wait ``instr`` needs before it: {counter: n}; empty if none."""
+        need: dict[str, int] = {}
+        for h in self.check(instr, index):
+            if h.k < need.get(h.counter, CAP + 1):
+                need[h.counter] = h.k
+        return need
+
+    # -- transfer ------------------------------------------------------------------------------
+    def wait(self, thresholds: dict[str, int]) -> None:
+        """Apply ``s_waitcnt``: drop every op the thresholds guarantee complete."""
+        if not thresholds:
+            return
+        if self.pending:
+            self.pending = {key: p for key, p in self.pending.items()
+                            if not (key[1] in thresholds and p.k >= thresholds[key[1]])}
+        for c, n in thresholds.items():
+            if c in self.inflight and self.inflight[c] > n:
+                if n == 0:
+                    del self.inflight[c]
+                else:
+                    self.inflight[c] = n
+
+    def issue(self, index: int, event: Event) -> None:
+        c, cls = event.counter, event.cls
+        if cls in IN_ORDER and self.pending:
+            bumped = {}
+            for key, p in self.pending.items():
+                if key[1] == c and key[2] == cls and p.k < CAP:
+                    bumped[key] = Pending(p.k + 1, p.origin)
+            if bumped:
+                self.pending.update(bumped)
+        for r in event.writes:
+            self.pending[(r, c, cls)] = Pending(0, index)
+        for r in event.locks:
+            self.pending[(r, c, cls)] = Pending(0, index)
+        marker = _SYNC_OF.get(cls)
+        if marker is not None:
+            self.pending[(marker, c, cls)] = Pending(0, index)
+        self.inflight[c] = min(CAP, self.inflight.get(c, 0) + 1)
+
+    def step(self, instr, index: int | None = None, resolve: str = "zero") -> list[Hazard]:
+        """Execute one instruction: its wait, its hazards, its issues. Returns the hazards.
+
+        After a hazard the analysis continues as if the missing wait had been
+        inserted: ``resolve="zero"`` waits the counter down to 0 (one finding per
+        missing wait), ``"exact"`` applies exactly the loosest wait that was needed.
+        """
+        index = instr.index if index is None else index
+        if instr.klass == "waitcnt":
+            thr = wait_thresholds(instr)
+            if thr:
+                self.wait(thr)
+            return []
+        hz = self.check(instr, index)
+        if hz:
+            need: dict[str, int] = {}
+            for h in hz:
+                need[h.counter] = min(need.get(h.counter, CAP + 1), h.k)
+            self.wait({c: 0 for c in need} if resolve == "zero" else need)
+        for e in events(instr):
+            self.issue(index, e)
+        return hz
+
+    def merge(self, other: CounterState) -> bool:
+        """Join ``other`` into self (paths meeting). True if self changed."""
+        changed = False
+        mine = self.pending
+        for key, p in other.pending.items():
+            q = mine.get(key)
+            if q is None or p.k < q.k or (p.k == q.k and p.origin < q.origin):
+                mine[key] = p
+                changed = True
+        for c, n in other.inflight.items():
+            if n > self.inflight.get(c, 0):
+                self.inflight[c] = n
+                changed = True
+        return changed
+
+
+@dataclass
+class CounterAnalysis:
+    """The counter state at every block entry of a program, at the fixed point."""
+
+    program: object
+    block_in: list[CounterState]
+    hazards: list[Hazard] = field(default_factory=list)
+    resolve: str = "zero"
+    _before: dict[int, list[CounterState]] = field(default_factory=dict, repr=False)
+
+    def state_before(self, index: int) -> CounterState:
+        """A copy of the state just before instruction ``index`` (after earlier ones in its block)."""
+        cfg = self.program.cfg()
+        b = cfg.block_of[index]
+        states = self._before.get(b)
+        if states is None:
+            blk = cfg.blocks[b]
+            st = self.block_in[b].copy()
+            states = []
+            for i in blk.indices():
+                states.append(st.copy())
+                st.step(self.program.instrs[i], i, self.resolve)
+            self._before[b] = states
+        return states[index - cfg.blocks[b].first].copy()
+
+    def hazards_at(self, index: int) -> list[Hazard]:
+        return [h for h in self.hazards if h.index == index]
+
+    def retires(self, index: int, counter: str) -> list[tuple[str, str, str, Pending]]:
+        """The in-flight entries the wait at ``index`` retires on ``counter``."""
+        thr = wait_thresholds(self.program.instrs[index]) or {}
+        if counter not in thr:
+            return []
+        return [(r, c, cls, p) for (r, c, cls), p in self.state_before(index).pending.items()
+                if c == counter and p.k >= thr[counter]]
+
+    def needed_threshold(self, index: int, counter: str) -> int | None:
+        """For the wait at ``index``: the loosest ``counter`` value that still leaves no
+        register used early; None when no later use needs this wait on ``counter``.
+
+        Each op the wait retires is followed forward along every path (with the waits
+        that come after it) until a later wait retires it, a same-stream load replaces
+        it, or an instruction uses its register (then the wait is needed for it).
+        """
+        instr = self.program.instrs[index]
+        thr = wait_thresholds(instr) or {}
+        if counter not in thr:
+            return None
+        n = thr[counter]
+        st = self.state_before(index)
+        best: int | None = None
+        for (reg, c, cls), p in sorted(st.pending.items(), key=lambda kv: (kv[1].k, kv[0])):
+            if c != counter or p.k < n:
+                continue
+            if best is not None and p.k >= best:
+                continue
+            if self._token_needed(index + 1, reg, c, cls, p.k):
+                best = p.k
+        return best
+
+    def _token_needed(self, start: int, reg: str, counter: str, cls: str, k: int) -> bool:
+        program = self.program
+        cfg = program.cfg()
+        instrs = program.instrs
+        n_instrs = len(instrs)
+        sync = self.block_in[0].sync if self.block_in else CU_MODE_SYNC
+        seen: dict[int, int] = {}  # block -> smallest k it was entered with
+        work: list[tuple[int, int]] = [(start, k)]
+        while work:
+            i, k = work.pop()
+            if i >= n_instrs:
+                continue
+            b = cfg.block_of[i]
+            blk = cfg.blocks[b]
+            if i == blk.first:
+                if b in seen and seen[b] <= k:
+                    continue
+                seen[b] = k
+            alive = True
+            for j in range(i, blk.last):
+                ins = instrs[j]
+                if ins.klass == "waitcnt":
+                    thr = wait_thresholds(ins)
+                    if thr and counter in thr and k >= thr[counter]:
+                        alive = False
+                        break
+                    continue
+                if cls not in LOCKS and reg in reads_of(ins, sync):
+                    return True
+                if reg in ins.defs:
+                    evs = events(ins)
+                    if cls in IN_ORDER and cls not in LOCKS and any(
+                            e.counter == counter and e.cls == cls and reg in e.writes for e in evs):
+                        alive = False
+                        break
+                    return True
+                for e in events(ins):
+                    if e.counter == counter and e.cls == cls and cls in IN_ORDER and k < CAP:
+                        k += 1
+                if ins.ends_program():
+                    alive = False
+                    break
+            if alive:
+                for s in blk.succs:
+                    work.append((cfg.blocks[s].first, k))
+        return False
+
+
+def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -> CounterAnalysis:
+    """The fixed point of the counter states over ``program``'s CFG (all kernels).
+
+    Kernel entries start with nothing in flight (or ``entry``). Hazards are listed
+    once per (instruction, register, counter) with the loosest wait each needs.
+    """
+    cfg = program.cfg()
+    blocks = cfg.blocks
+    instrs = program.instrs
+    nb = len(blocks)
+    sync = WGP_MODE_SYNC if any(k.wgp_mode for k in program.kernels if k.descriptor) else CU_MODE_SYNC
+    if entry is not None:
+        sync = entry.sync
+    block_out: list[CounterState | None] = [None] * nb
+    block_in: list[CounterState] = [CounterState(sync=sync) for _ in range(nb)]
+    order = _reverse_postorder(cfg)
+    position = {b: n for n, b in enumerate(order)}
+    pending_blocks = set(order)
+    import heapq
+
+    heap = [position[b] for b in order]
+    heapq.heapify(heap)
+    while heap:
+        b = order[heapq.heappop(heap)]
+        if b not in pending_blocks:
+            continue
+        pending_blocks.discard(b)
+        blk = blocks[b]
+        st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync))
+        for p in blk.preds:
+            if block_out[p] is not None:
+                st.merge(block_out[p])
+        block_in[b] = st.copy()
+        for i in blk.indices():
+            st.step(instrs[i], i, resolve)
+        if block_out[b] is None or block_out[b] != st:
+            block_out[b] = st
+            for s in blk.succs:
+                if s not in pending_blocks:
+                    pending_blocks.add(s)
+                    heapq.heappush(heap, position[s])
+    result = CounterAnalysis(program, block_in, resolve=resolve)
+    hazards: list[Hazard] = []
+    for blk in blocks:
+        st = block_in[blk.id].copy()
+        for i in blk.indices():
+            hazards.extend(_dedup_hazards(st.step(instrs[i], i, resolve)))
+    result.hazards = hazards
+    return result
+
+
+def _dedup_hazards(hz: list[Hazard]) -> list[Hazard]:
+    best: dict[tuple, Hazard] = {}
+    for h in hz:
+        key = (h.reg, h.counter)
+        if key not in best or h.k < best[key].k:
+            best[key] = h
+    return list(best.values())
+
+
+def _reverse_postorder(cfg) -> list[int]:
+    blocks = cfg.blocks
+    seen: set[int] = set()
+    post: list[int] = []
+    roots = [b.id for b in blocks if not b.preds] or ([0] if blocks else [])
+    for root in roots + [b.id for b in blocks]:
+        if root in seen:
+            continue
+        stack = [(root, iter(blocks[root].succs))]
+        seen.add(root)
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                post.append(node)
+                stack.pop()
+            elif nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(blocks[nxt].succs)))
+    return post[::-1]
+
+
+# -- wait planning for rewrite passes -------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PlannedWait:
+    position: int  # insert the wait before sequence[position]
+    thresholds: dict  # {counter: n}, the loosest values that make the instruction safe
+    hazards: tuple  # the Hazards the wait resolves
+
+
+def plan_waits(sequence: Sequence, state: CounterState | None = None, *, keep_existing: bool = True,
+               counters: Iterable[str] | None = None) -> tuple[list[PlannedWait], CounterState]:
+    """The waits a straight-line ``sequence`` of Instr needs, as late and as loose as possible.
+
+    ``state`` is the state before the first instruction (default: nothing in flight).
+    Existing ``s_waitcnt`` instructions in the sequence are honoured when
+    ``keep_existing`` (else skipped, so the plan replaces them). ``counters``
+    restricts the plan to those counters (the others must already be satisfied).
+    Returns the planned waits and the state after the sequence.
+    """
+    st = state.copy() if state is not None else CounterState()
+    only = set(counters) if counters is not None else None
+    plan: list[PlannedWait] = []
+    for pos, ins in enumerate(sequence):
+        if ins.klass == "waitcnt":
+            if keep_existing:
+                thr = wait_thresholds(ins)
+                if thr:
+                    st.wait(thr)
+            continue
+        hz = st.check(ins, pos)
+        if hz:
+            need: dict[str, int] = {}
+            for h in hz:
+                if only is None or h.counter in only:
+                    need[h.counter] = min(need.get(h.counter, CAP + 1), h.k)
+            if need:
+                plan.append(PlannedWait(pos, need, tuple(h for h in hz if h.counter in need)))
+                st.wait(need)
+        for e in events(ins):
+            st.issue(pos, e)
+    return plan, st
+
+
+def plan_loop_waits(body: Sequence, entry: CounterState | None = None, *, keep_existing: bool = False,
+                    counters: Iterable[str] | None = None, max_rounds: int = 64) -> list[PlannedWait]:
+    """The waits a loop body (straight-line, its back edge to the top) needs.
+
+    The state at the top is the join of ``entry`` (from the preheader) and the state
+    the body leaves at its back edge, iterated to a fixed point.
+    """
+    top = entry.copy() if entry is not None else CounterState()
+    for _ in range(max_rounds):
+        plan, out = plan_waits(body, top, keep_existing=keep_existing, counters=counters)
+        # origins in the body are sequence positions; keep them distinct from entry origins
+        nxt = top.copy()
+        if not nxt.merge(out):
+            return plan
+        top = nxt
+    return plan

@@ -1,0 +1,177 @@
+"""WAIT001: register used before the s_waitcnt that guarantees its load completed.
+
+## What it finds
+A register that a memory op still in flight will write (a VMEM, LDS or scalar
+load, a returning atomic) is read, or overwritten, before an `s_waitcnt`
+guarantees that op completed; and a register an export still reads is
+overwritten before `expcnt` says it was read. The check follows every path of
+the control-flow graph, loop back edges included, with RDNA3's counters:
+
+- `vmcnt`: vector-memory loads, completing in issue order;
+- `vscnt`: stores (they hold no register on gfx11);
+- `lgkmcnt`: LDS ops in issue order, scalar loads and messages in any order, so
+  a register loaded by `s_load_*` is only covered by `lgkmcnt(0)`;
+- `expcnt`: exports and GDS.
+
+An `s_barrier` counts as a use of every LDS op the wave still has in flight
+(and, in WGP mode, of its vector-memory ops): the other waves of the workgroup
+read what this wave wrote once they pass the barrier.
+
+The finding sits on the first unsafe use and says which wait it needs there,
+e.g. `needs s_waitcnt lgkmcnt(3)`: the loosest count that retires the load (the
+number of later ops of the same in-order stream in flight at that point on the
+worst path). At info level it also reports waits stricter than any register
+needs (a wait right before `s_barrier` or the end of the program orders memory
+and is left alone).
+
+## Why it matters
+The hardware does not interlock on loads: a VALU instruction that reads a VGPR
+whose `ds_load`/`global_load` has not returned reads the old value, silently. A
+hand edit that moves a wait, reorders loads, or adds one more load in front of an
+`s_waitcnt lgkmcnt(N)` changes which loads N covers.
+
+## Example
+```asm
+ds_load_b128 v[184:187], v183
+ds_load_b128 v[192:195], v204
+s_waitcnt lgkmcnt(1)                 ; retires only the first load
+v_fmac_f32_e32 v124, v184, v192      ; WAIT001: v192 needs s_waitcnt lgkmcnt(0)
+```
+Good:
+```asm
+ds_load_b128 v[184:187], v183
+ds_load_b128 v[192:195], v204
+s_waitcnt lgkmcnt(0)
+v_fmac_f32_e32 v124, v184, v192
+```
+
+## Fix safety
+No automatic fix. Insert the wait the message names (or a stricter one) right
+before the instruction; a stricter wait is always safe, only slower.
+
+## Reference
+RDNA3 ISA guide, "Data Dependency Resolution" (Program Flow Control chapter) and
+the `S_WAITCNT`/`S_WAITCNT_VSCNT` entries of the SOPP/SOPK instruction lists.
+"""
+from __future__ import annotations
+
+from isalint.diagnostics import at_instr
+from isalint.model.counters import IN_ORDER, analyze
+from isalint.model.waitcnt import wait_thresholds, waitcnt_text
+
+CODE = "WAIT001"
+NAME = "waitcnt-hazard"
+SEVERITY = "error"
+SUMMARY = "Register used before the s_waitcnt that guarantees its memory op completed"
+FIXABLE = None
+
+_ORDER = ("vmcnt", "expcnt", "lgkmcnt", "vscnt")
+_QUIET = ("s_nop", "s_delay_alu", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt",
+          "s_waitcnt_expcnt", "s_clause")
+
+
+def _wait_text(need: dict[str, int]) -> str:
+    parts = [f"{c}({need[c]})" for c in _ORDER if c in need and c != "vscnt"]
+    text = "s_waitcnt " + " ".join(parts) if parts else ""
+    if "vscnt" in need:
+        text = (text + " and " if text else "") + f"s_waitcnt_vscnt null, {need['vscnt']}"
+    return text
+
+
+def _stmt_of(instr, reg: str) -> int:
+    for n, slots in enumerate(instr.slots):
+        if any(reg in s.regs for s in slots):
+            return n
+    return 0
+
+
+def check(analysis):
+    program = analysis.program
+    if not program.instrs:
+        return
+    result = analyze(program)
+    cache = analysis.__dict__.setdefault("_derived", {})
+    cache["counters"] = result
+    by_index: dict[int, list] = {}
+    for h in result.hazards:
+        by_index.setdefault(h.index, []).append(h)
+    instrs = program.instrs
+    for index in sorted(by_index):
+        hz = by_index[index]
+        need: dict[str, int] = {}
+        for h in hz:
+            need[h.counter] = min(need.get(h.counter, 1 << 30), h.k)
+        worst = min(hz, key=lambda h: (h.reg.startswith("@"), h.k, h.origin > h.index, h.origin))
+        origin = instrs[worst.origin]
+        verb = "read" if worst.kind == "read" else "overwritten"
+        what = "export" if worst.cls == "exp" else origin.opcode
+        where = f"line {origin.lineno}"
+        if worst.origin >= index:
+            where += " (issued on an earlier iteration of the loop)"
+        regs = sorted({h.reg for h in hz if not h.reg.startswith("@")}, key=_reg_key)
+        if worst.reg.startswith("@"):
+            space = {"@lds": "LDS", "@vmem": "memory", "@vstore": "memory"}[worst.reg]
+            msg = (f"s_barrier while the {what} at {where} may still be in flight: other waves of the "
+                   f"workgroup may see {space} before it completes; needs {_wait_text(need)} before the barrier")
+        else:
+            names = _reg_list(regs)
+            msg = (f"{names} {'is' if len(regs) == 1 else 'are'} {verb} while the {what} at {where} "
+                   f"may still be in flight: needs {_wait_text(need)} before this instruction")
+        if worst.cls not in IN_ORDER:
+            msg += " (scalar loads, messages and FLAT return out of order: only a count of 0 covers them)"
+        yield at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
+    yield from _strict_waits(program, result)
+
+
+def _strict_waits(program, result):
+    instrs = program.instrs
+    for i, ins in enumerate(instrs):
+        if ins.klass != "waitcnt" or ins.opaque:
+            continue
+        thr = wait_thresholds(ins)
+        if not thr or _guards_memory(program, i):
+            continue
+        looser: dict[str, int | None] = {}
+        for c, n in thr.items():
+            if c not in ("vmcnt", "lgkmcnt"):
+                continue
+            if not result.retires(i, c):
+                continue  # retires nothing on any path: nothing to judge
+            need = result.needed_threshold(i, c)
+            if need is None or need > n:
+                looser[c] = need
+        if not looser:
+            continue
+        parts = []
+        for c, need in looser.items():
+            if need is None:
+                parts.append(f"no register read before the next wait needs its {c}({thr[c]})")
+            else:
+                parts.append(f"{c}({need}) is enough for the registers used next, not {c}({thr[c]})")
+        yield at_instr(program, ins, CODE, "info",
+                       f"{waitcnt_text(thr)} waits longer than any register needs: " + "; ".join(parts)
+                       + " (keep it if it orders memory for other waves)")
+
+
+def _guards_memory(program, index: int) -> bool:
+    """A wait followed (in its block, past quiet instructions) by a barrier or the end orders memory."""
+    cfg = program.cfg()
+    blk = cfg.blocks[cfg.block_of[index]]
+    for j in range(index + 1, blk.last):
+        ins = program.instrs[j]
+        if ins.opcode in _QUIET:
+            continue
+        return ins.klass in ("barrier", "endpgm", "message") or ins.ends_program()
+    return True  # a wait that ends its block: leave it alone
+
+
+def _reg_key(r: str):
+    head = r.rstrip("0123456789")
+    tail = r[len(head):]
+    return (head, int(tail) if tail else -1)
+
+
+def _reg_list(regs: list[str]) -> str:
+    if len(regs) <= 4:
+        return ", ".join(regs)
+    return ", ".join(regs[:4]) + f" and {len(regs) - 4} more"
