@@ -43,6 +43,12 @@ active (exec masks are not tracked) and workgroup ids below 2**24.
 - A pass costs as many cycles as the most distinct dwords any bank must
   deliver; the n of "n-way" is the worst pass of the worst wave.
 
+The ISA guide gives the banks and the 32 concurrent dword accesses; it does
+not spell out how the lanes of a 64- or 128-bit access are grouped, so the
+128-byte passes above follow AMD's LDS documentation for GCN/CDNA (phases of
+16 lanes for b64 and 8 lanes for b128). Treat the n of a wide access as the
+model's estimate; a b32 conflict needs no such assumption.
+
 ## Why it matters
 Conflicting lanes are served one after another: an 8-way conflict makes a
 store 8 times slower and holds the LDS for every wave of the CU. The worklog's

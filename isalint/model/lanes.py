@@ -23,6 +23,16 @@ amount merge into ``per-lane part + fresh uniform symbol``; at a loop header a
 register whose back-edge value is ``itself + uniform increment`` becomes
 ``value on entry + uniform induction symbol``; anything else becomes unknown.
 
+API: ``LaneEvaluator(program, kernel=None, layout=None)`` with
+``.value(reg, index) -> Value`` (the register just before instruction
+``index``) and ``.lds_access(instr) -> LdsAccess | Value | None`` (per-lane
+byte addresses of a DS load/store, or the unknown Value saying why not);
+``evaluator_for(analysis, index)`` caches one evaluator per kernel;
+``thread_layout(kernel, override)`` picks the work-items; ``lds_banks(kernel)``
+and ``bank_conflicts(access, banks, wave_size) -> Conflict | None`` implement
+the bank model; ``reaching_defs`` and ``valu_slice`` are the CFG walks GMEM001
+shares.
+
 Assumptions (stated in the LDS001 documentation): every lane is active (exec
 masks are not tracked); workgroup ids are below 2**24; without
 ``.reqd_workgroup_size`` a kernel that uses ``threadIdx.y``/``z`` is analysed
@@ -33,13 +43,12 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 MASK = 0xFFFFFFFF
 _U64 = np.uint64
-_FULL = (0, MASK)  # bounds of an arbitrary 32-bit unsigned value
 WORKGROUP_ID_LIMIT = 1 << 24
 
 # ---------------------------------------------------------------------------
