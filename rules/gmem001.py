@@ -78,26 +78,24 @@ def _address_regs(ins) -> list[str] | None:
 
 def _depth(program, nodes: set[int], target: int, regs: list[str], blocks, header) -> int:
     """Longest chain of dependent instructions of ``nodes`` that ends at ``target``'s ``regs``."""
-    memo: dict[int, int] = {}
-
-    def depth(i: int) -> int:
-        if i in memo:
-            return memo[i]
-        memo[i] = 1
-        best = 0
-        for u in program.instrs[i].uses:
-            for d in reaching_defs(program, i, u, blocks, header):
-                if d in nodes:
-                    best = max(best, depth(d))
-        memo[i] = best + 1
-        return memo[i]
-
-    best = 0
-    for r in regs:
-        for d in reaching_defs(program, target, r, blocks, header):
-            if d in nodes:
-                best = max(best, depth(d))
-    return best
+    preds = {i: {d for u in program.instrs[i].uses for d in reaching_defs(program, i, u, blocks, header)
+                 if d in nodes and d != i} for i in nodes}
+    succs: dict[int, list[int]] = {i: [] for i in nodes}
+    for i, ps in preds.items():
+        for p in ps:
+            succs[p].append(i)
+    waiting = {i: len(ps) for i, ps in preds.items()}
+    ready = [i for i, n in waiting.items() if n == 0]
+    depth: dict[int, int] = {}
+    while ready:  # topological order: the slice of one iteration has no cycle
+        i = ready.pop()
+        depth[i] = 1 + max((depth[p] for p in preds[i]), default=0)
+        for s in succs[i]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                ready.append(s)
+    return max((depth.get(d, 0) for r in regs for d in reaching_defs(program, target, r, blocks, header)
+                if d in nodes), default=0)
 
 
 def check(analysis):

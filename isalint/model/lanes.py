@@ -746,6 +746,18 @@ class LaneEvaluator:
     # -- registers -----------------------------------------------------------------
     def value(self, reg: str, index: int) -> Value:
         """The value of ``reg`` just before instruction ``index`` executes."""
+        import sys
+
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            return self._value(reg, index)
+        except RecursionError:
+            return unknown(f"{reg} depends on a longer chain of instructions than isalint follows")
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _value(self, reg: str, index: int) -> Value:
         b = self.cfg.block_of[index]
         blk = self.cfg.blocks[b]
         instrs = self.program.instrs
@@ -926,7 +938,7 @@ class LaneEvaluator:
         regs = slot.regs
         if part >= len(regs):
             return self.const(0) if op.kind in ("int",) else unknown(f"operand '{op.text}' has no part {part}")
-        return self.value(regs[part], ins.index)
+        return self._value(regs[part], ins.index)
 
     def _evaluate(self, ins) -> dict[str, Value]:
         if ins.opaque:
@@ -936,13 +948,13 @@ class LaneEvaluator:
             data = next((sl for sl in ins.slots[0] if sl.name.startswith("data")), None)
             if data is None or slots == ["scratch:*"]:
                 return {}
-            return {slot: self.value(r, ins.index) for slot, r in zip(slots, data.regs)}
+            return {slot: self._value(r, ins.index) for slot, r in zip(slots, data.regs)}
         if ins.klass == "scratch_load":
             const = self._scratch_offset(ins)
             dst = [r for sl in ins.slots[0] if sl.role == "def" for r in sl.regs]
             if const is None or ins.opcode.rstrip("0123456789").endswith(("_u", "_i", "_d16_hi_b", "_d16_b")):
                 return {r: unknown(f"{r} is loaded from scratch at line {ins.lineno}") for r in dst}
-            return {r: self.value(f"scratch:{const + 4 * j}", ins.index) for j, r in enumerate(dst)}
+            return {r: self._value(f"scratch:{const + 4 * j}", ins.index) for j, r in enumerate(dst)}
         if ins.klass in ("lds", "vmem_load", "vmem_atomic", "scratch_load"):
             return {r: unknown(f"{r} is loaded from memory at line {ins.lineno}") for r in ins.defs
                     if r.startswith("v")}
@@ -1007,9 +1019,9 @@ class LaneEvaluator:
         if m in ("v_subrev_nc_u32", "v_subrev_u32"):
             return self.sub(src(1), src(0))
         if m in ("s_addk_i32",):
-            return self.add(self.value(defs[0].regs[0], ins.index), self._simm16(src(0)))
+            return self.add(self._value(defs[0].regs[0], ins.index), self._simm16(src(0)))
         if m in ("s_mulk_i32",):
-            return self.mul(self.value(defs[0].regs[0], ins.index), self._simm16(src(0)), what)
+            return self.mul(self._value(defs[0].regs[0], ins.index), self._simm16(src(0)), what)
         if m in ("v_mul_lo_u32", "s_mul_i32", "v_mul_lo_i32"):
             return self.mul(src(0), src(1), what)
         if m in ("v_mul_u32_u24", "v_mul_i32_i24"):
