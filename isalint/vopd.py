@@ -405,7 +405,9 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
     out: list[Violation] = []
     for tag, h in (("X", hx), ("Y", hy)):
         for p in h.problems:
-            out.append(Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag))
+            where = tuple(s.text for s in h.operands if s.kind == "bad" and s.note == p)
+            out.append(Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag, regs=where,
+                                 short=p))
         if h.vopd is None:
             continue
         if not _llvm_component(h.mnemonic):
@@ -458,9 +460,10 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
     values = list(dict.fromkeys(s.value for _, s in lits))
     if len(values) > 1:
         shown = ", ".join(f"0x{v:x}" for v in values)
+        second = next(s for _, s in lits if s.value == values[1])
         out.append(Violation("literal", f"{len(values)} different literals ({shown}): a VOPD instruction has room "
                                         "for one 32-bit literal, shared by both halves", None,
-                                 short=f"literals {shown}"))
+                                 regs=(second.text,), short=f"literals {shown}"))
 
     # Constant bus: distinct scalar registers + the literal, at most 2.
     scalars: list[str] = []
@@ -552,6 +555,8 @@ class Pairing:
         firsts = []
         for att in self.attempts:
             errs = [v for v in att.violations if v.severity == "error"]
+            # a dependency holds whatever the form: say it first
+            errs.sort(key=lambda v: v.rule != "dependency")
             if errs:
                 firsts.append(errs[0])
         if not firsts:

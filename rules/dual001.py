@@ -66,10 +66,11 @@ FIXABLE = None
 def _span(ins, v, hx, hy) -> tuple[int, int]:
     """Columns of what the violation is about: the Y operand named in it, else the half, else the line."""
     line = ins.line
-    target = hy if v.half != "X" else hx
-    for s in target.operands:
-        if s.name and s.name in v.regs and s.col:
-            return s.col, s.col + len(s.text)
+    targets = (hy, hx) if v.half != "X" else (hx,)
+    for target in targets:
+        for s in target.operands:
+            if s.col and ((s.name and s.name in v.regs) or s.text in v.regs):
+                return s.col, s.col + len(s.text)
     stmts = ins.stmts
     if v.half == "X":
         return stmts[0].col, stmts[0].end_col

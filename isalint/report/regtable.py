@@ -149,7 +149,7 @@ def _summary_lines(s: dict) -> list[str]:
         f"register-file reads   {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
         f"{s['src2_reads']} accumulator reads",
         f"LDS operations        {s['lds_ops']} ({s['lds_ops_per_fma']:.4g} per FMA)",
-        f"VALU issue cycles     {s['issue_cycles']} per iteration (modelled)",
+        f"VALU issue cycles     {s['issue_cycles']}{' per iteration' if s['loop'] else ''} (modelled)",
     ]
 
 
