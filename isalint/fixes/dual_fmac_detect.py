@@ -170,16 +170,12 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             fmas.extend(f for f in found if f)
     if not fmas:
         raise FixRefused(f"{where(program, header.first)}: loop {name} has no fp32 FMA to rewrite")
-    if mixed:
-        raise FixRefused(f"{where(program, mixed[0])}: a VOPD pair mixes an FMA with another operation; "
-                         "not supported")
     fma_instr = {f.index for f in fmas}
     fma_pos = [p for p, i in enumerate(body) if i in fma_instr]
     first, last = fma_pos[0], fma_pos[-1]
 
     # Reaching definitions inside one iteration (body order), VGPRs only.
     last_def: dict[int, int] = {}
-    reaching: dict[tuple[int, int], int] = {}  # (fma instr, reg) -> defining instr (same iteration)
     readers: dict[int, list[int]] = {}  # load instr -> instrs reading one of its dwords
     def_of_use: dict[tuple[int, int], int | None] = {}
     for i in body:
@@ -196,17 +192,9 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             r = vgpr_number(reg)
             if r is not None:
                 last_def[r] = i
-    del reaching
 
     # Accumulators: each read and written in the loop by exactly one FMA and nothing else.
-    accs: dict[int, Fma] = {}
-    for f in fmas:
-        if f.acc in accs:
-            raise FixRefused(f"{where(program, f.index)}: accumulator v{f.acc} is updated more than once per "
-                             f"iteration of {name} (an unrolled k loop); the pass handles one outer product "
-                             "per iteration")
-        accs[f.acc] = f
-    acc_set = set(accs)
+    acc_set = {f.acc for f in fmas}
     for i in body:
         ins = instrs[i]
         touched = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} & acc_set
@@ -214,12 +202,24 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             continue
         if i not in fma_instr:
             r = min(touched)
-            raise FixRefused(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'")
+            why = " (spilled to scratch)" if ins.klass.startswith("scratch") else ""
+            raise FixRefused(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'{why}")
         for k in range(len(ins.stmts)):
             f = _fma_of(ins, k)
             if f and set(f.srcs) & acc_set:
                 r = min(set(f.srcs) & acc_set)
                 raise FixRefused(f"{where(program, i)}: accumulator v{r} is also an FMA source")
+
+    accs: dict[int, Fma] = {}
+    for f in fmas:
+        if f.acc in accs:
+            raise FixRefused(f"{where(program, f.index)}: accumulator v{f.acc} is updated more than once per "
+                             f"iteration of {name} (an unrolled k loop); the pass handles one outer product "
+                             "per iteration")
+        accs[f.acc] = f
+    if mixed:
+        raise FixRefused(f"{where(program, mixed[0])}: a VOPD pair mixes an FMA with another operation; "
+                         "not supported")
 
     # Sources: defined in this iteration by a plain LDS load, read only by FMAs.
     loads: dict[int, Load] = {}
