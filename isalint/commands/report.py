@@ -44,4 +44,4 @@ def command(path, label, fmt, output, color):
             fail(f"cannot write {output}: {exc.strerror or exc}")
         click.echo(f"isalint: wrote {output}", err=True)
     else:
-        click.echo(text)
+        click.echo(text, color=bool(color) if fmt == "text" else None)

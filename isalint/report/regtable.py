@@ -174,7 +174,7 @@ def render_text(report: dict, color: bool = False, width: int | None = None) -> 
 
     buf = StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width or 160,
-                      color_system="standard" if color else None)
+                      color_system="256" if color else None)
     table = Table(title=_title(report), title_justify="left", show_lines=False, pad_edge=False)
     table.add_column("line", justify="right")
     table.add_column("instruction", overflow="ellipsis", no_wrap=True, max_width=72)

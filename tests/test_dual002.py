@@ -1,0 +1,81 @@
+"""DUAL002: missed dual-issue, on kernel 5, the kernel-6 fixture and small programs."""
+from __future__ import annotations
+
+from conftest import KERNELS
+
+from isalint.analysis import Analysis
+from isalint.checker import check_analysis
+from isalint.parse.source import parse_text
+from isalint.vopd import is_legal
+
+
+def _dual002(text: str):
+    return check_analysis(Analysis.from_source(parse_text(text, "t.s")), ["DUAL002"])
+
+
+def test_kernel5_reports_the_four_single_fmas_of_the_inner_loop(kernel5):
+    analysis = Analysis.from_path(str(kernel5))
+    loop = analysis.cfg.find_loop(".LBB0_9")
+    lines = {analysis.program.instrs[i].lineno for i in analysis.loop_indices(loop)}
+    found = [d for d in check_analysis(analysis, ["DUAL002"]) if d.line in lines]
+    singles = [analysis.program.instrs[i] for i in analysis.loop_indices(loop)
+               if analysis.program.instrs[i].opcode == "v_fmac_f32_e32"]
+    assert len(singles) == 4
+    assert [d.line for d in found] == [ins.lineno for ins in singles]
+    assert all(d.severity == "warning" and "cannot pair" in d.message for d in found)
+    first, second, third, fourth = (d.message for d in found)
+    assert "SRC0X and SRC0Y both read bank 0 (v184, v184)" in first and "line 571" in first
+    assert "SRC0X and SRC0Y both read bank 0 (v184, v184)" in second and "line 570" in second
+    assert "bank 3 (v191, v191)" in third and "bank 3 (v191, v191)" in fourth
+    # commuting the sources was tried too
+    assert all("commuting the sources gives" in m for m in (first, second, third, fourth))
+    # the dual-fmac pass recognises this loop, so the findings are fixable
+    assert all(d.fix == "--dual-fmac" for d in found)
+
+
+def test_kernel5_suggestions_outside_the_loop_are_legal_pairs(kernel5):
+    found = [d for d in check_analysis(Analysis.from_path(str(kernel5)), ["DUAL002"]) if "can issue as" in d.message]
+    assert found and all(d.severity in ("info", "warning") for d in found)
+    for d in found:
+        x, y = d.message.split("): ", 1)[1].split(" :: ")
+        assert is_legal(x, y), d.message
+
+
+def test_kernel6_style_loop_has_nothing_to_pair():
+    for name in ("kernel6_style.s", "kernel6_shared_banks.s"):
+        analysis = Analysis.from_path(str(KERNELS / "kernel6_style" / name))
+        assert check_analysis(analysis, ["DUAL002"]) == []
+
+
+def test_boundaries_stop_a_move():
+    base = "v_mul_f32_e32 v0, v1, v2\n{between}\nv_add_f32_e32 v3, v4, v5\ns_endpgm\n"
+    assert len(_dual002(base.format(between="s_add_u32 s0, s0, 4"))) == 1
+    for boundary in ("s_waitcnt lgkmcnt(0)", "s_delay_alu instid0(VALU_DEP_1)", "ds_load_b32 v9, v10",
+                     "global_load_b32 v9, v[10:11], off", "s_barrier"):
+        assert _dual002(base.format(between=boundary)) == [], boundary
+
+
+def test_a_dependency_in_between_stops_the_move_unless_one_side_can_go():
+    text = "v_mul_f32_e32 v0, v1, v2\nv_mul_f32_e32 v9, v0, v8\nv_add_f32_e32 v3, v4, v5\ns_endpgm\n"
+    found = _dual002(text)
+    # the middle instruction reads v0, so the first mul cannot go down past it; the add can come up
+    assert [d.line for d in found] == [1]
+    assert "move line 3 up next to line 1" in found[0].message
+    # both directions blocked: the middle instruction reads the first and feeds the second
+    text = "v_mul_f32_e32 v0, v1, v2\nv_mul_f32_e32 v4, v0, v8\nv_add_f32_e32 v3, v4, v5\ns_endpgm\n"
+    assert all("can issue" not in d.message for d in _dual002(text))
+
+
+def test_in_a_loop_an_unpairable_single_gets_a_reason():
+    text = """s_mov_b32 s0, 0
+.LBB0_1:
+  v_mul_f32_e32 v6, v186, v187
+  v_add_f32_e32 v9, v6, v7
+  s_add_i32 s0, s0, 1
+  s_cmp_lg_u32 s0, 8
+  s_cbranch_scc1 .LBB0_1
+  s_endpgm
+"""
+    found = _dual002(text)
+    assert [d.line for d in found] == [3, 4]
+    assert all(d.severity == "warning" and "reads v6, written by v_mul_f32_e32" in d.message for d in found)
