@@ -76,3 +76,19 @@ def test_rule_documentation():
     for section in ("## What it finds", "## Why it matters", "## Example", "## Fix safety", "## Reference"):
         assert section in doc
     assert "RDNA3 ISA guide" in doc and "CU mode" in doc and "b128" in doc
+
+
+def test_kernel5_with_the_padding_removed_conflicts(kernel5):
+    """Row stride 0x210 (132 floats) -> 0x200 (128 floats) in the As store addresses: the kernel 4 conflict."""
+    from isalint.parse.source import parse_text
+
+    text = kernel5.read_text()
+    mutated = text.replace(", 0x210, v118,", ", 0x200, v118,")
+    assert mutated != text
+    found = check_analysis(Analysis.from_source(parse_text(mutated, "k5_unpadded.s")), ["LDS001"])
+    lines = mutated.splitlines()
+    as_stores = [n for n, t in enumerate(lines, 1) if t.strip().startswith("ds_store_b32 v14")]
+    assert len(as_stores) == 16
+    assert sorted(d.line for d in found) == as_stores
+    assert all(d.message.startswith("8-way LDS bank conflict (CU mode, 32 banks)") for d in found)
+    assert all("X[8][128] -> X[8][132]" in d.message for d in found)
