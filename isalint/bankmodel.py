@@ -8,54 +8,64 @@ Hardware facts it starts from (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"):
 * the VGPR file has 4 banks; register ``vN`` is in bank ``N mod 4``;
 * each bank has an operand cache with three read ports, one each for SRC0, SRC1
   and SRC2; a cache can feed all three at once but not two SRC0s (or two SRC1s,
-  or two SRC2s) -- which is why a VOPD pair needs SRC0X/SRC0Y and VSRC1X/VSRC1Y
+  or two SRC2s), which is why a VOPD pair needs SRC0X/SRC0Y and VSRC1X/VSRC1Y
   in different banks;
 * operands read through the SRC2 port (the accumulator of fmac/dot2acc, the
   VGPR addend of fmamk) follow a parity rule instead (one even, one odd);
 * results are written one cycle after the instruction issues.
 
-Assumptions (parameters of :class:`Params`), chosen to reproduce the worklog's
-own R/Cache/W tables and its two measurements:
+What one instruction costs. Per bank, count the *different* VGPRs its SRC0/SRC1
+operands ask of that bank (one register read by several ports counts once) and,
+of those, the ones not in the bank's cache (register-file reads). A bank needs
+``max(ceil(values / cache_entries), ceil(rf_reads / rf_reads_per_bank))``
+cycles; banks work in parallel; the instruction stalls for the slowest bank's
+cycles minus one. A source in its bank's cache is a ``Cache`` hit, any other an
+``R`` (register-file read) that then replaces the cached value (least recently
+used first).
+
+Parameters (:class:`Params`) and why they have these values:
 
 ``cache_entries = 1``
-    Each bank's cache holds the most recently read value of that bank, whatever
-    port read it. A source that is in its bank's cache is a ``Cache`` hit; any
-    other needs a register-file read (``R``) and then replaces the cached value.
-    With one entry per bank the model reproduces, row for row, the worklog's
-    table for its kernel-6 plan (Figure 34): 4 reads in the first row, then rows
-    alternating between 2 reads and none.
+    Each bank's cache holds one value, the bank's most recently read register
+    (whichever port read it), and every SRC0/SRC1 operand reaches the ALU through
+    it: a bank delivers one value per cycle, so an instruction that needs two
+    different registers of one bank takes a second cycle, cached or not. This is
+    the second of the two readings the worklog weighs for
+    ``v_dual_fmac_f32 v123, v139, v144 :: v_dual_fmac_f32 v114, v140, v143``, and
+    the one its measurements support: kernel 5's compiler pairs mostly ask one bank
+    for an A and a B value, and RGP showed 2-3 cycles per dual FMA; with a cache
+    that could serve a cached and a freshly read value together (or two entries),
+    the same loop would model a single stall (tests/test_bank_model.py keeps that
+    counter-check). One entry per bank also reproduces, row for row, the R/Cache
+    columns of the worklog's table for its kernel-6 plan (Figure 34): 4 reads in
+    the first row, then rows alternating between 2 reads and none.
 ``rf_reads_per_bank = 1``
-    A bank serves one register-file read per cycle to the SRC0/SRC1 ports. When
-    one instruction needs more from the same bank, it issues later: each extra
-    read costs one stall cycle (the cycles of a bank are serial; different banks
-    work in parallel).
+    Register-file reads a bank serves per cycle to the SRC0/SRC1 ports.
 ``src2_separate = True``
-    SRC2-port reads (accumulators) do not compete with SRC0/SRC1 reads for a
-    bank. Kernel 6 reads two accumulators and writes two results every cycle and
-    runs at 1 cycle per VOPD (worklog, Figure 36); that is impossible with one
-    shared port per bank, so the accumulators must have their own path (the
-    parity rule suggests an even/odd split). They are counted (``src2_reads``)
-    but never stall.
+    SRC2-port reads (accumulators) do not compete with SRC0/SRC1 for a bank.
+    Kernel 6 reads two accumulators and writes two results every cycle and runs
+    at 1 cycle per VOPD (worklog, Figure 36); no schedule could do that if they
+    shared the banks' ports. The parity rule for SRC2 suggests an even/odd path
+    of their own. They are counted (``src2_reads``), never stall.
 ``writes_conflict = False``
     Writes have their own port per bank: the worklog's optimal plan reads and
     writes bank 3 in the same cycle (Figure 34, third row) and measured no stall.
-    Two results of one VOPD are always in different banks (parity rule), so
-    writes never conflict with each other either.
+    The two results of one VOPD are always in different banks (parity rule).
 ``write_delay = 1``
     The ``W`` cells of a row show the results of the previous VALU instruction,
     which land during this one's issue cycle (the worklog's convention).
 
 What the model leaves out: dependency stalls between back-to-back dependent
 instructions (``s_delay_alu`` covers them), the transcendental unit, VGPR reads
-of memory instructions (they use their own path), other waves sharing the SIMD.
+of memory instructions (they have their own path), other waves sharing the SIMD.
 A non-VALU instruction that writes VGPRs (``ds_load``, ``global_load``)
-invalidates the cached copies of those registers.
+invalidates the cached copies of those registers; so does a VALU write.
 
 Calibration (tests/test_bank_model.py): the compiler's inner loop of the
-worklog's kernel 5 models stalls on its dual FMAs (RGP measured 2-3 cycles per
-dual FMA there, so the model is a lower bound), and a loop written the way the
-worklog writes kernel 6 (A on banks 2-3, B on banks 0-1, the Figure 34 order)
-models 0 stalls, 1 cycle per VOPD.
+worklog's kernel 5 stalls on most of its dual FMAs (2 cycles each; RGP measured
+2-3, so the model is a lower bound), and a loop written the way the worklog
+writes kernel 6 (A on banks 2-3, B on banks 0-1, the Figure 34 order) models 0
+stalls, 1 cycle per VOPD.
 
 API
 ---
@@ -63,9 +73,15 @@ API
 sequence of: model ``Instr`` objects; assembler strings (one instruction or a
 ``X :: Y`` pair); single halves as accepted by :func:`isalint.vopd.half`
 (``("v_fmac_f32_e32", "v1", "v2", "v3")``); pairs ``(x_spec, y_spec)``;
-or :class:`BankOp`. With ``loop=True`` the sequence is run twice and the second
-pass is reported: the steady state of a loop whose caches were warmed by the
-previous iteration.
+or :class:`BankOp` (reads per port slot, writes). With ``loop=True`` the
+sequence is run twice and the second pass is reported: the steady state of a
+loop whose caches were warmed by the previous iteration.
+
+``Simulation``: ``steps`` (one :class:`Step` per op: ``reads``/``writes``/
+``landing`` :class:`Access` lists, ``cells()`` for the worklog's table,
+``bank_values``, ``bank_reads``, ``stall``, ``cycles``, ``conflicts``), and the
+totals ``stall_cycles``, ``rf_reads``, ``cache_hits``, ``src2_reads``,
+``issue_cycles`` (VALU instructions + stalls), ``totals()``.
 """
 from __future__ import annotations
 
