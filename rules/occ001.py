@@ -1,7 +1,7 @@
 """OCC001: occupancy - waves per SIMD and what limits them.
 
 ## What it finds
-For each kernel, how many waves each SIMD can hold at once, from its three
+For each kernel below the hardware maximum of 16 waves per SIMD, how many waves each SIMD can hold at once, from its three
 per-kernel limits, which one is the limit, and what it takes to reach the next
 step:
 
@@ -189,8 +189,8 @@ def check(analysis):
     legacy = compiler_is_legacy(program)
     for kernel in program.kernels:
         occ = occupancy(kernel)
-        if occ is None:
-            continue
+        if occ is None or occ.waves >= MAX_WAVES_PER_SIMD:
+            continue  # nothing limits it: no finding
         line = kernel.descriptor_lines.get(".amdhsa_next_free_vgpr") or kernel.symbol_line
         if line is None:
             continue
@@ -221,7 +221,8 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
         target = occ.waves + 1
         budget = _lds_for_waves(target, occ)
         if budget is not None and min(occ.by_vgprs, occ.by_group) >= target:
-            msg += f"; at most {budget} bytes of LDS per workgroup for {target} waves"
+            reach = min(waves_by_lds(budget, occ.group_size, ws, occ.wgp_mode), occ.by_vgprs, occ.by_group)
+            msg += f"; at most {budget} bytes of LDS per workgroup for {reach} waves"
     groups = occ.waves * simds_per_group(occ.wgp_mode) // waves_per_group(occ.group_size, ws)
     whole = groups * waves_per_group(occ.group_size, ws)
     per_simd = whole // simds_per_group(occ.wgp_mode)

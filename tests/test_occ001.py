@@ -1,0 +1,71 @@
+"""OCC001: the occupancy model against the compiler's own `; Occupancy:` comments and known cases."""
+from __future__ import annotations
+
+import pytest
+from conftest import all_real_kernels
+
+from isalint.analysis import Analysis
+from isalint.checker import check_analysis
+from isalint.rules.meta001 import comment_fields
+from isalint.rules.occ001 import (compiler_is_legacy, occupancy, vgpr_model, vgprs_for_waves, waves_by_lds,
+                                  waves_by_vgprs)
+
+
+@pytest.mark.parametrize("path", all_real_kernels(), ids=lambda p: p.name)
+def test_agrees_with_the_compilers_occupancy_comment(path):
+    a = Analysis.from_path(str(path))
+    comments = comment_fields(a.program)
+    checked = 0
+    for k in a.program.kernels:
+        stated = comments.get(k.name, {}).get("Occupancy")
+        if stated is None or not k.descriptor:
+            continue
+        checked += 1
+        occ = occupancy(k)
+        if compiler_is_legacy(a.program):
+            # clang < 16 modelled gfx1100 with 1024 VGPRs in blocks of 16
+            assert occupancy(k, legacy=True).waves == stated.value
+            if occ.waves != stated.value:
+                (d,) = [d for d in check_analysis(a, ["OCC001"]) if d.code == "OCC001"]
+                assert f"the compiler's comment says {stated.value}: LLVM before 16" in d.message
+        else:
+            assert occ.waves == stated.value, (k.name, occ)
+    if "clang version" in path.read_text():
+        assert checked, "compiler output carries an Occupancy comment"
+
+
+def test_vgpr_steps_gfx1100():
+    m32, m64 = vgpr_model(32), vgpr_model(64)
+    assert (m32.total, m32.granule, m64.total, m64.granule) == (1536, 24, 768, 12)
+    table = {24: 16, 96: 16, 97: 12, 113: 12, 128: 10, 168: 9, 186: 8, 192: 8, 193: 7, 208: 7, 216: 7, 217: 6,
+             256: 5}
+    assert {v: waves_by_vgprs(v, m32) for v in table} == table
+    assert vgprs_for_waves(8, m32) == 192 and vgprs_for_waves(16, m32) == 96
+    legacy = vgpr_model(32, legacy=True)
+    assert (waves_by_vgprs(113, legacy), waves_by_vgprs(128, legacy), waves_by_vgprs(208, legacy)) == (8, 8, 4)
+
+
+def test_lds_steps():
+    # CU mode: 64 KiB per CU, 2 SIMDs
+    assert waves_by_lds(8320, 128, 32, False) == 14  # 7 workgroups of 4 waves
+    assert waves_by_lds(32768, 256, 32, False) == 8  # 2 workgroups of 8 waves
+    assert waves_by_lds(0, 1024, 32, False) == 16
+    # WGP mode: the same 64 KiB spread over 4 SIMDs in LLVM's model
+    assert waves_by_lds(32768, 256, 32, True) == 4
+
+
+def test_kernel5_message(kernel5):
+    a = Analysis.from_path(str(kernel5))
+    (d,) = check_analysis(a, ["OCC001"])
+    assert d.severity == "info" and d.line == 1175  # .amdhsa_next_free_vgpr 208
+    for piece in ("occupancy 7 waves/SIMD (of 16), limited by VGPRs", "208 VGPRs are allocated as 216",
+                  "LDS 8320 bytes/workgroup of 64 KiB per CU (2 SIMDs) -> 14", "free 16 VGPRs (208 -> 192) for 8 waves"):
+        assert piece in d.message
+
+
+def test_lds_limited_suggestion():
+    from conftest import SNIPPETS
+
+    a = Analysis.from_path(str(SNIPPETS / "occ001" / "lds_limited.s"))
+    (d,) = check_analysis(a, ["OCC001"])
+    assert "limited by LDS" in d.message and "at most 21845 bytes of LDS per workgroup for 12 waves" in d.message
