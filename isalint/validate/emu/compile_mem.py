@@ -79,7 +79,7 @@ def _apply_vload(dst, ndw, data, active, kind):
     return apply
 
 
-def _apply_store(arr_name, idx, nbytes, data, active):
+def _apply_store(arr_name, idx, nbytes, data, active, waves):
     """Pending-completion callback of a store: write bytes for the active lanes."""
     def apply(g, re, rg, _m=None):
         mem = apply.mem
@@ -92,6 +92,14 @@ def _apply_store(arr_name, idx, nbytes, data, active):
             ii = i[..., part][a]
             dd = d[..., part, :][a]
             scatter(arr8, arr32, ii, nbytes, dd)
+            if arr_name == "heap" and mem.writer is not None:
+                w = waves if isinstance(re, slice) else waves[re]
+                who = (w[:, None] * 32 + np.arange(32))[a]
+                first = ii >> 2
+                last = (ii + nbytes - 1) >> 2
+                for k in range(int((last - first).max(initial=0)) + 1):
+                    sel = first + k <= last
+                    mem.writer[(first + k)[sel]] = who[sel]
     return apply
 
 
@@ -129,9 +137,17 @@ def _load(ctx, g, instr, space, arr_name, idx, nbytes, active, dst, ndw_out, kin
 
 
 def _store(ctx, g, instr, space, arr_name, idx, nbytes, data, active, queue):
+    if space == "scratch":
+        # Private memory is seen only by its own wave, whose later accesses are ordered after this
+        # one: writing now is exact.  The entry still counts on vscnt.
+        ap = _apply_store(arr_name, idx, nbytes, data, active, g.waves)
+        ap.mem = ctx.machine.mem
+        ap(g, slice(None), slice(None))
+        ctx.machine.issue(g, queue, lambda *a: None, instr)
+        return
     keys = _store_keys(idx, nbytes, active)
-    vals = np.ascontiguousarray(data).view(U8)[..., :nbytes].reshape(keys.shape) if True else None
-    ap = _apply_store(arr_name, idx.copy(), nbytes, np.array(data, copy=True), active.copy())
+    vals = np.ascontiguousarray(data).view(U8)[..., :nbytes].reshape(keys.shape)
+    ap = _apply_store(arr_name, idx.copy(), nbytes, np.array(data, copy=True), active.copy(), g.waves.copy())
     ap.mem = ctx.machine.mem
     ctx.machine.issue(g, queue, ap, instr, store=True, space=space, keys=keys, vals=vals)
 
@@ -139,7 +155,7 @@ def _store(ctx, g, instr, space, arr_name, idx, nbytes, data, active, queue):
 def _note(ctx, instr, msg):
     key = (ctx.path, instr.lineno)
     if key not in ctx.machine.notes:
-        ctx.machine.notes[key] = f"{ctx.path}:{instr.lineno}: {msg}"
+        ctx.machine.notes[key] = msg
 
 
 def _fault(ctx, instr, msg):

@@ -83,7 +83,7 @@ def reference_fma_f32(a: float, b: float, c: float) -> float:
 
     fa, fb, fc = (float(np.float32(v)) for v in (a, b, c))
     if any(v != v or v in (float("inf"), float("-inf")) for v in (fa, fb, fc)):
-        return float(np.float32(fa) * np.float32(fb) + np.float32(fc))
+        return float(np.float32(fa * fb + fc))  # fp64: no intermediate overflow, like a fused op
     exact = Fraction(fa) * Fraction(fb) + Fraction(fc)
     return round_fraction_to_f32(exact, zero_sign=_zero_sign(fa * fb, fc))
 

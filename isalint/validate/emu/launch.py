@@ -108,12 +108,57 @@ class Launch:
     buffers: dict[str, np.ndarray] = field(default_factory=dict)  # name -> initial contents
 
 
+def _detach(payload):
+    if isinstance(payload, np.ndarray):
+        return payload.copy()
+    if isinstance(payload, tuple):
+        return tuple(_detach(p) for p in payload)
+    return payload
+
+
+def summarize_notes(notes: dict) -> list[str]:
+    """One line per kind of note: 'path: lines 435, 443: load reads garbage (outside every buffer)'."""
+    by_kind: dict[tuple[str, str], list[int]] = {}
+    for (path, line), msg in notes.items():
+        kind = msg.split(":")[0]
+        by_kind.setdefault((path, kind), []).append(line)
+    out = []
+    for (path, kind), lines in by_kind.items():
+        ls = ", ".join(str(x) for x in sorted(lines))
+        out.append(f"{path}: line{'s' if len(lines) > 1 else ''} {ls}: {kind} (outside every buffer; harmless "
+                   "unless the values are used)")
+    return out
+
+
+@dataclass
+class WaveMap:
+    """Turns the writer ids of a run (wave * 32 + lane) back into workgroup / thread."""
+
+    workgroups: list[tuple[int, int, int]]
+    waves_per_group: int
+    block: tuple[int, int, int]
+
+    def describe(self, writer: int) -> str:
+        if writer < 0:
+            return "no store of the kernel"
+        wave, lane = divmod(int(writer), 32)
+        wg, wave_in = divmod(wave, self.waves_per_group)
+        x, y, z = self.workgroups[wg]
+        t = wave_in * 32 + lane
+        bx, by, _ = self.block
+        tx, ty, tz = t % bx, (t // bx) % by, t // (bx * by)
+        tid = f"({tx},{ty},{tz})" if self.block[1] * self.block[2] > 1 else f"{tx}"
+        return f"workgroup ({x},{y},{z}) thread {tid} (wave {wave_in}, lane {lane})"
+
+
 @dataclass
 class RunResult:
     buffers: dict[str, np.ndarray]  # final contents (uint8) of every buffer, by name
     steps: int
     times: dict[str, float]
     notes: list[str]
+    writers: dict[str, np.ndarray] = field(default_factory=dict)  # per dword: writer id or -1
+    wavemap: WaveMap | None = None
 
 
 class Kernel:
@@ -201,12 +246,23 @@ class Kernel:
                 p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
                 parts.append(p or valu_parts(stmt, vctx))
             (cx, wx), (cy, wy) = parts
-
-            def vopd(g):
-                px = cx(g)
-                py = cy(g)
-                wx(g, px)
-                wy(g, py)
+            # Both halves read their sources before either writes (RDNA3 ISA guide, 7.x "VOPD"):
+            # a Y payload that is a view of X's destination must be copied before X commits.
+            sx, sy = ins.stmts
+            dst_x = {sx.operands[0].first} if sx.operands and sx.operands[0].kind == "vgpr" else set()
+            y_srcs = {op.first for op in sy.operands[1:] if op.kind == "vgpr"}
+            if dst_x & y_srcs:
+                def vopd(g):
+                    px = cx(g)
+                    py = _detach(cy(g))
+                    wx(g, px)
+                    wy(g, py)
+            else:
+                def vopd(g):
+                    px = cx(g)
+                    py = cy(g)
+                    wx(g, px)
+                    wy(g, py)
             return vopd
         stmt = ins.stmts[0]
         klass = ins.klass
@@ -326,6 +382,8 @@ class Kernel:
         per_batch = max(1, max_waves // waves_per_wg)
         rng = np.random.default_rng(seed ^ 0x5EED)
         steps = 0
+        mem.track_writers()
+        mem.setup_scratch(len(wgs) * waves_per_wg, self.private_size)
         t0 = time.perf_counter()
         with np.errstate(all="ignore"):
             for start in range(0, len(wgs), per_batch):
@@ -333,15 +391,17 @@ class Kernel:
                 mem.setup_lds(len(batch), self.lds_size)
                 if mem.lds.size:
                     mem.lds[:] = rng.integers(0, 256, size=mem.lds.size, dtype=U8)
-                mem.setup_scratch(len(batch) * waves_per_wg, self.private_size)
-                group = self._initial_group(batch, launch, rng, karg_addr, pkt_addr, queue_addr)
+                group = self._initial_group(batch, start * waves_per_wg, launch, rng, karg_addr, pkt_addr,
+                                            queue_addr)
                 steps += self._schedule(machine, group)
         times["execute"] = time.perf_counter() - t0
-        out = {}
+        out, writers = {}, {}
         for b in mem.buffers:
             if not b.name.startswith("__"):
                 out[b.name] = mem.heap[b.offset:b.offset + b.size].copy()
-        return RunResult(out, steps, times, list(machine.notes.values()))
+                writers[b.name] = mem.writer[b.offset // 4:(b.offset + b.size + 3) // 4].copy()
+        return RunResult(out, steps, times, summarize_notes(machine.notes), writers,
+                         WaveMap(wgs, waves_per_wg, launch.block))
 
     def _bind(self, machine: Machine) -> None:
         """Point the compiled memory closures at this launch's machine."""
@@ -353,7 +413,7 @@ class Kernel:
         return struct.pack("<HHHHHHIIIIIQQQQ", 0, 3, bx, by, bz, 0, gx * bx, gy * by, gz * bz,
                            self.private_size, self.lds_size, 0, karg_addr, 0, 0)
 
-    def _initial_group(self, batch, launch, rng, karg_addr, pkt_addr, queue_addr) -> Group:
+    def _initial_group(self, batch, first_wave, launch, rng, karg_addr, pkt_addr, queue_addr) -> Group:
         bx, by, bz = launch.block
         threads = bx * by * bz
         wpw = (threads + 31) // 32
@@ -400,11 +460,11 @@ class Kernel:
         S[EXEC_LO] = np.tile(exec_bits, len(batch))
         S[EXEC_LO + 1] = 0
         lds_stride = (self.lds_size + 3) // 4 * 4
-        g = Group(V, S, np.zeros(W, bool), np.arange(W, dtype=I64), wg_index.astype(I64),
+        g = Group(V, S, np.zeros(W, bool), first_wave + np.arange(W, dtype=I64), wg_index.astype(I64),
                   (wg_index * lds_stride).astype(I64), self.kernel.first)
         return g
 
-    def _schedule(self, machine: Machine, first: Group) -> int:
+    def _schedule(self, machine: Machine, first: Group, finished: list | None = None) -> int:
         runnable = [first]
         waiting: list[Group] = []
         steps0 = machine.clock
@@ -426,6 +486,8 @@ class Kernel:
                     waiting.append(g)
                 else:
                     g.drain()
+                    if finished is not None:
+                        finished.append(g)
             if waiting:
                 by_pc: dict[int, list[Group]] = {}
                 for g in waiting:

@@ -88,6 +88,10 @@ class Memory:
         self.scratch = np.zeros(0, dtype=U8)
         self.scratch32 = self.scratch.view(U32)
         self.private_size = 0
+        self.writer: np.ndarray | None = None  # per heap dword: wave*32+lane of the last store, or -1
+
+    def track_writers(self) -> None:
+        self.writer = np.full(self.heap.size // 4, -1, dtype=I64)
 
     # -- global heap -----------------------------------------------------------------
     def alloc(self, name: str, data: bytes | np.ndarray) -> int:
@@ -193,7 +197,7 @@ def scatter(arr8: np.ndarray, arr32: np.ndarray, idx: np.ndarray, nbytes: int, d
 class Pending:
     """One outstanding memory operation of the waves ``waves`` (global wave ids)."""
 
-    __slots__ = ("seq", "queue", "due", "waves", "left", "apply", "store", "space", "keys", "vals", "instr")
+    __slots__ = ("seq", "queue", "due", "waves", "left", "apply", "store", "space", "keys", "vals", "instr", "lo", "hi")
 
     def __init__(self, seq, queue, due, waves, apply, instr, store=False, space=None, keys=None, vals=None):
         self.seq = seq
@@ -207,6 +211,11 @@ class Pending:
         self.keys = keys  # for stores: int64 [W, 32, nbytes] byte indices (or None)
         self.vals = vals  # uint8 [W, 32, nbytes]
         self.instr = instr
+        self.lo, self.hi = 0, -1  # byte range a store touches (for a quick no-overlap test)
+        if keys is not None:
+            ok = keys[keys >= 0]
+            if ok.size:
+                self.lo, self.hi = int(ok.min()), int(ok.max())
 
 
 class Group:
@@ -371,7 +380,11 @@ class Machine:
 
         ``keys``: int64 [W, 32, nbytes] byte indices of the load; ``raw``: uint8 same shape.
         """
-        stores = [e for e in g.queues[queue] if e.store and e.space == space]
+        act = keys[keys >= 0]
+        if act.size == 0:
+            return raw
+        lo, hi = int(act.min()), int(act.max())
+        stores = [e for e in g.queues[queue] if e.store and e.space == space and e.lo <= hi and e.hi >= lo]
         if not stores:
             return raw
         W = g.waves.size

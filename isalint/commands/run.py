@@ -1,0 +1,84 @@
+"""``isalint run FILE --gemm N``: execute one kernel (in the emulator) and check it against numpy.
+
+Exit 0 when the result matches numpy within fp32 rounding, 1 when it does not, 2 on errors.
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+
+import click
+
+from .common import fail
+
+
+@click.command("run")
+@click.argument("path", type=click.Path())
+@click.option("--gemm", "gemm_n", type=int, help="Use the GEMM ABI (a, b, c, N, alpha, beta) at size N.")
+@click.option("--alpha", type=float, default=1.0, show_default=True)
+@click.option("--beta", type=float, default=0.0, show_default=True)
+@click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
+              help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT).")
+@click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json or 128).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
+@click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
+def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name, latency):
+    """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
+    from ..parse.source import InputError
+    from ..validate import equivalence as eq
+    from ..validate.emu import EmulationError, Kernel
+    from ..validate.runner import UsageError, generic_launcher, parse_args, parse_dims, parse_latency
+
+    try:
+        grid_d = parse_dims(grid, "grid")
+        block_d = parse_dims(block, "block")
+        lat = parse_latency(latency)
+        values, buffers = parse_args(arg_items, seed)
+    except UsageError as exc:
+        fail(str(exc))
+    t0 = time.perf_counter()
+    try:
+        prog = eq.parse_program(path)
+    except InputError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{exc.filename}: cannot read: {exc.strerror}")
+    t_parse = time.perf_counter() - t0
+    prob = None
+    try:
+        if gemm_n is not None:
+            if buffers:
+                fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
+            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values)
+            what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
+                    f"block {'x'.join(map(str, geo.block))} ({geo.source})")
+        else:
+            make = generic_launcher(grid_d, block_d, values, buffers)
+            what = f"grid {'x'.join(map(str, grid_d))}, block {'x'.join(map(str, block_d))}"
+        kernel = Kernel(prog, kernel_name)
+        launch = make(kernel)
+        result = kernel.run(launch, seed=seed, latency=lat)
+    except UsageError as exc:
+        fail(str(exc))
+    except (eq.gemm_mod.GemmError,) as exc:
+        fail(str(exc))
+    except EmulationError as exc:
+        fail(f"error: {exc}")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    t = result.times
+    timing = f"parse {t_parse:.2f}s, decode {t.get('compile', 0):.2f}s, execute {t.get('execute', 0):.2f}s"
+    if prob is None:
+        click.echo(f"{path}: ran ({what}; {result.steps} group steps; {timing})")
+        for name, data in result.buffers.items():
+            click.echo(f"  {name}: {data.size} bytes, sha256 {hashlib.sha256(data.tobytes()).hexdigest()[:16]}")
+        sys.exit(0)
+    from ..validate.gemm import check_against_numpy
+
+    chk = check_against_numpy(prob, result.buffers["c"])
+    click.echo(f"{path}: {'OK' if chk.ok else 'MISMATCH'}: {chk.describe()}")
+    click.echo(f"  ({what}; {timing})")
+    sys.exit(0 if chk.ok else 1)

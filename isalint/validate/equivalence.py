@@ -1,0 +1,204 @@
+"""Prove that a candidate kernel computes what the original computes.
+
+Both are assembled with a real gfx11 toolchain (both must assemble), then executed in the
+emulator on identical inputs with the same seed; every output buffer is compared bit for bit.
+:func:`check_rewrite` is the entry point of ``isalint fix``; :func:`compare_runs` and
+:func:`validate_pair` are shared with ``isalint validate`` and ``isalint run``.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import gemm as gemm_mod
+from .emu import EmulationError, Kernel, Launch, Unimplemented
+from .emu.errors import LaunchError
+
+EQUAL, DIFFERENT, ERROR = "equal", "different", "error"
+
+
+@dataclass
+class Outcome:
+    status: str  # equal | different | error
+    message: str  # one line
+    details: list[str] = field(default_factory=list)
+    times: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return {EQUAL: 0, DIFFERENT: 1}.get(self.status, 2)
+
+
+def parse_program(path: str, text: str | None = None):
+    """Program of ``path`` (or of ``text`` reported as ``path``); raises InputError."""
+    from ..model.program import build_program
+    from ..parse.source import parse_text, read_file
+
+    source = read_file(path) if text is None else parse_text(text, path)
+    return build_program(source)
+
+
+def assemble(tc, path: str, text: str | None = None) -> list[str]:
+    """Assembler errors of the file (``path:line:col: error: ...``), [] when it assembles."""
+    with tempfile.TemporaryDirectory(prefix="isalint-") as td:
+        obj = Path(td) / "kernel.o"
+        src = text if text is not None else Path(path)
+        res = tc.assemble(src, obj, source_name=path)
+        return [d.format() for d in res.errors] or ([] if res.ok else [f"{path}: error: assembler failed"])
+
+
+def _f32(word: int) -> str:
+    return repr(float(np.array(word, dtype=np.uint32).view(np.float32)))
+
+
+def compare_runs(orig, cand, shapes: dict[str, tuple[int, int]] | None = None) -> tuple[bool, list[str]]:
+    """(equal, lines describing the first difference of each buffer that differs)."""
+    lines = []
+    for name, a in orig.buffers.items():
+        b = cand.buffers.get(name)
+        if b is None or a.size != b.size:
+            lines.append(f"buffer {name}: sizes differ")
+            continue
+        if np.array_equal(a, b):
+            continue
+        n4 = a.size // 4 * 4
+        wa = a[:n4].view(np.uint32)
+        wb = b[:n4].view(np.uint32)
+        diff = np.nonzero(wa != wb)[0]
+        if diff.size == 0:
+            lines.append(f"buffer {name}: trailing bytes differ")
+            continue
+        k = int(diff[0])
+        where = f"{name}[{k}]"
+        if shapes and name in shapes:
+            rows, cols = shapes[name]
+            if k < rows * cols:
+                where = f"{name}[{k // cols},{k % cols}]"
+        who_c = cand.wavemap.describe(cand.writers[name][k]) if cand.wavemap is not None else "?"
+        who_o = orig.wavemap.describe(orig.writers[name][k]) if orig.wavemap is not None else "?"
+        lines.append(f"{where} (dword {k} of {wa.size}; {diff.size} differ): original 0x{int(wa[k]):08x} "
+                     f"({_f32(int(wa[k]))}), candidate 0x{int(wb[k]):08x} ({_f32(int(wb[k]))}); written by "
+                     f"{who_c} in the candidate, by {who_o} in the original")
+    return not lines, lines
+
+
+def run_kernel(kernel: Kernel, launch: Launch, seed: int, latency):
+    return kernel.run(launch, seed=seed, latency=latency)
+
+
+def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(64, 4096),
+                  kernel_name: str | None = None, shapes=None, check=None, times=None) -> Outcome:
+    """Run both programs with ``make_launch(kernel) -> Launch`` and compare every buffer bit for bit.
+
+    ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM).
+    """
+    times = times if times is not None else {}
+    try:
+        ko = Kernel(orig_prog, kernel_name)
+        kc = Kernel(cand_prog, kernel_name)
+        lo = make_launch(ko)
+        lc = make_launch(kc)
+    except (LaunchError, gemm_mod.GemmError) as exc:
+        return Outcome(ERROR, str(exc), times=times)
+    try:
+        ro = ko.run(lo, seed=seed, latency=latency)
+    except EmulationError as exc:
+        return Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)
+    try:
+        rc = kc.run(lc, seed=seed, latency=latency)
+    except Unimplemented as exc:
+        return Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)
+    except EmulationError as exc:
+        return Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)
+    for key in ("compile", "execute"):
+        times[key] = times.get(key, 0.0) + ro.times.get(key, 0.0) + rc.times.get(key, 0.0)
+    t0 = time.perf_counter()
+    equal, lines = compare_runs(ro, rc, shapes)
+    notes = [f"note (original): {n}" for n in ro.notes] + [f"note (candidate): {n}" for n in rc.notes]
+    extra: list[str] = []
+    status = EQUAL if equal else DIFFERENT
+    if check is not None:
+        ok_o, text_o = check(ro)
+        ok_c, text_c = check(rc)
+        if not ok_o:
+            times["compare"] = times.get("compare", 0.0) + time.perf_counter() - t0
+            return Outcome(ERROR, f"the original does not compute the reference result ({text_o}); wrong launch "
+                                  "geometry or arguments?", lines + notes, times)
+        extra.append(f"original: {text_o}")
+        extra.append(f"candidate: {text_c}")
+        if not ok_c:
+            status = DIFFERENT
+    times["compare"] = times.get("compare", 0.0) + time.perf_counter() - t0
+    if status == EQUAL:
+        msg = f"equal: all {len(ro.buffers)} buffers bit-identical"
+    else:
+        msg = "different: " + (lines[0] if lines else extra[-1])
+    return Outcome(status, msg, lines[1:] + extra + notes, times)
+
+
+def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
+                  overrides: dict | None = None):
+    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``."""
+    geo = gemm_mod.geometry(path, n, grid, block)
+    prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
+
+    def make(kernel: Kernel) -> Launch:
+        if not gemm_mod.has_gemm_abi(kernel.kernel):
+            raise gemm_mod.GemmError(f"{kernel.path}: kernel {kernel.kernel.name} does not have the GEMM ABI "
+                                     "(3 global buffers, then N, alpha, beta: 4 bytes each)")
+        args = prob.args(kernel.kernel)
+        for k, v in (overrides or {}).items():
+            args[k] = v
+        return Launch(geo.grid, geo.block, args, prob.buffers())
+    return make, prob, geo
+
+
+def gemm_check(prob):
+    def check(result):
+        c = gemm_mod.check_against_numpy(prob, result.buffers["c"])
+        return c.ok, c.describe()
+    return check
+
+
+def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256) -> str | None:
+    """None when the candidate is proven to compute what the original computes, else why not.
+
+    Both texts must assemble with a gfx11 toolchain; a kernel with the GEMM ABI is then emulated
+    at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit.
+    """
+    from ..parse.source import InputError
+    from .toolchain import ToolchainError, ToolchainNotFound, find_toolchain
+
+    try:
+        tc = find_toolchain(need_linker=False)
+    except ToolchainNotFound as exc:
+        return f"cannot validate without an assembler: {exc}"
+    try:
+        for label, text in (("original", original_text), ("rewritten", candidate_text)):
+            errs = assemble(tc, path, text)
+            if errs:
+                return f"the {label} kernel does not assemble: {errs[0]}"
+    except ToolchainError as exc:
+        return f"cannot validate: {exc}"
+    try:
+        orig = parse_program(path, original_text)
+        cand = parse_program(path, candidate_text)
+    except InputError as exc:
+        return f"cannot parse: {exc}"
+    if not orig.kernels or not gemm_mod.has_gemm_abi(orig.kernels[0]):
+        return "the kernel does not have the GEMM ABI (a, b, c, N, alpha, beta), so it cannot be emulated " \
+               "automatically; use 'isalint validate' with --grid/--block/--arg"
+    for alpha, beta in ((1.0, 0.0), (1.5, -0.75)):
+        try:
+            make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1)
+        except gemm_mod.GemmError as exc:
+            return f"cannot validate: {exc}"
+        out = validate_pair(orig, cand, make, seed=1, shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n),
+                                                              "c": (gemm_n, gemm_n)}, check=gemm_check(prob))
+        if out.status != EQUAL:
+            return f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta})"
+    return None

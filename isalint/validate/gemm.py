@@ -1,0 +1,166 @@
+"""The GEMM ABI of the worklog's kernels: ``kernel(float *a, float *b, float *c, int N, float alpha,
+float beta)`` computing ``C = alpha*A*B + beta*C`` on row-major N x N fp32 matrices.
+
+Launch geometry comes from (in this order) explicit ``grid``/``block``, the ``kernels.json`` that
+sits beside fixture kernels, or the kernel5 convention: 128 threads per workgroup on a grid of
+(N/128, N/128).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+GEMM_ARGS = (("global_buffer", 8), ("global_buffer", 8), ("global_buffer", 8), ("by_value", 4), ("by_value", 4),
+             ("by_value", 4))
+
+
+class GemmError(ValueError):
+    """The kernel or the requested size does not fit the GEMM ABI."""
+
+
+def has_gemm_abi(kernel) -> bool:
+    """True when the kernel's metadata ``.args`` are 3 global buffers then three 4-byte values."""
+    from .emu import kernel_args
+
+    args = [a for a in kernel_args(kernel) if not a.kind.startswith("hidden_")]
+    return len(args) == 6 and all((a.kind, a.size) == want for a, want in zip(args, GEMM_ARGS))
+
+
+@dataclass
+class Geometry:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    source: str  # where it came from
+    abi: str = "gemm"  # "gemm" or "transpose"
+
+
+def _eval_dim(expr: str, n: int) -> int:
+    expr = expr.strip()
+    if not re.fullmatch(r"[0-9N+\-*/() ceil]+", expr):
+        raise GemmError(f"cannot evaluate grid expression {expr!r}")
+    expr = expr.replace("/", "//") if "ceil" not in expr else expr
+    value = eval(expr, {"__builtins__": {}}, {"N": n, "ceil": math.ceil})  # noqa: S307 (checked above)
+    return int(value)
+
+
+def fixture_entry(path: str | Path) -> dict | None:
+    """The kernels.json entry describing ``path`` when one sits beside it."""
+    p = Path(path)
+    meta = p.parent / "kernels.json"
+    if not meta.is_file():
+        return None
+    try:
+        data = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return None
+    return (data.get("kernels") or {}).get(p.name)
+
+
+def geometry(path: str | Path, n: int, grid=None, block=None) -> Geometry:
+    """Launch geometry for size ``n``; raises :class:`GemmError` when ``n`` does not fit."""
+    if n < 1:
+        raise GemmError(f"--gemm {n}: N must be positive")
+    entry = fixture_entry(path)
+    abi = "gemm"
+    if grid is None and block is None and entry is not None:
+        mult = int(entry.get("n_multiple", 1))
+        lo = int(entry.get("min_n", 1))
+        hi = int(entry.get("max_n", 1 << 30))
+        if n % mult or n < lo or n > hi:
+            raise GemmError(f"{Path(path).name} needs N a multiple of {mult} in [{lo}, {hi}] (kernels.json)")
+        gx, gy = (_eval_dim(e, n) for e in str(entry["grid"]).split(","))
+        b = tuple(int(x) for x in entry["block"])
+        return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", entry.get("abi", "gemm"))
+    if block is None:
+        block = (128, 1, 1)
+    if grid is None:
+        if n % 128:
+            raise GemmError(f"--gemm {n}: the kernel5 launch (grid N/128 x N/128, 128 threads) needs N a multiple "
+                            "of 128; give --grid/--block for other launches")
+        grid = (n // 128, n // 128, 1)
+        src = "kernel5 convention (grid N/128 x N/128, 128 threads)"
+    else:
+        src = "--grid/--block"
+    return Geometry(tuple(grid), tuple(block), src, abi)
+
+
+@dataclass
+class GemmProblem:
+    n: int
+    alpha: float
+    beta: float
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    abi: str = "gemm"
+
+    def buffers(self) -> dict[str, np.ndarray]:
+        return {"a": self.a, "b": self.b, "c": self.c}
+
+    def args(self, kernel) -> dict:
+        from .emu import kernel_args
+
+        names = [a.name for a in kernel_args(kernel) if not a.kind.startswith("hidden_")]
+        vals = ["a", "b", "c", int(self.n), float(self.alpha), float(self.beta)]
+        return dict(zip(names, vals))
+
+    def reference(self) -> np.ndarray:
+        a = self.a.astype(np.float64)
+        if self.abi == "transpose":
+            prod = a.T
+        else:
+            prod = a @ self.b.astype(np.float64)
+        return self.alpha * prod + self.beta * self.c.astype(np.float64)
+
+    def tolerance(self) -> np.ndarray:
+        """Per-element bound on fp32 rounding error (|alpha| |A||B| + |beta C|) * (N + 2) * 2^-24."""
+        u = 2.0 ** -24
+        a = np.abs(self.a.astype(np.float64))
+        if self.abi == "transpose":
+            mag = abs(self.alpha) * a.T
+            k = 2
+        else:
+            mag = abs(self.alpha) * (a @ np.abs(self.b.astype(np.float64)))
+            k = self.n + 2
+        return (mag + abs(self.beta) * np.abs(self.c.astype(np.float64))) * k * u + 1e-30
+
+
+def problem(n: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0, abi: str = "gemm") -> GemmProblem:
+    rng = np.random.default_rng(seed)
+    mk = lambda: rng.uniform(-1.0, 1.0, size=(n, n)).astype(np.float32)  # noqa: E731
+    return GemmProblem(n, alpha, beta, mk(), mk(), mk(), abi)
+
+
+@dataclass
+class Check:
+    ok: bool
+    max_error: float
+    worst: tuple[int, int]
+    got: float
+    want: float
+    bad: int
+
+    def describe(self) -> str:
+        i, j = self.worst
+        if self.ok:
+            return f"matches numpy (max |error| {self.max_error:.3g})"
+        return (f"{self.bad} element(s) differ from numpy beyond fp32 rounding; worst C[{i},{j}] = {self.got!r}, "
+                f"numpy {self.want!r}")
+
+
+def check_against_numpy(prob: GemmProblem, c_bytes: np.ndarray) -> Check:
+    n = prob.n
+    got = np.frombuffer(c_bytes.tobytes(), dtype=np.float32)[: n * n].reshape(n, n).astype(np.float64)
+    ref = prob.reference()
+    err = np.abs(got - ref)
+    err = np.where(np.isnan(got), np.inf, err)
+    tol = prob.tolerance()
+    over = err > tol
+    worst = np.unravel_index(int(np.argmax(err / tol)), err.shape)
+    return Check(not over.any(), float(np.max(err)) if err.size else 0.0, (int(worst[0]), int(worst[1])),
+                 float(got[worst]), float(ref[worst]), int(over.sum()))
