@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from isalint.validate.emu.fp import fma_f32, reference_fma_f32, round_fraction_to_f32
-from emu_support import Bench, bits, lanes
+from test_emu_support import Bench, bits, lanes
 
 B = Bench()
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
