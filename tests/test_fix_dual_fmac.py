@@ -132,7 +132,7 @@ def test_kernel5_inner_loop_is_all_dual_and_conflict_free():
     assert vgprs_declared(text) <= 216
     assert highest_vgpr(facts["analysis"]) < vgprs_declared(text)
     assert re.search(r"\.vgpr_count:\s+%d\b" % vgprs_declared(text), text)
-    assert "modeled bank stalls: 0" in summary
+    assert re.search(r"modeled bank stalls +\d+ +0\n", summary), summary
     # The original loop does not meet the bar: the test would notice a no-op.
     _, before = loop_instrs(original, ".LBB0_9")
     assert any(not i.is_vopd and i.opcode.startswith("v_fmac") for i in before)
@@ -192,7 +192,7 @@ def test_kernel5_cli_assembles_and_validates_equal(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     assert out.is_file()
-    assert "modeled bank stalls: 0" in res.stderr
+    assert re.search(r"modeled bank stalls +\d+ +0\n", res.stderr), res.stderr
     res = subprocess.run([sys.executable, "-m", "isalint", "assemble", str(out), "-o", str(tmp_path / "k6.hsaco")],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr

@@ -260,7 +260,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     trampolines: list[list[str]] = []
     if moved:
         for e in region.entries:
-            live = region.live.live_in[e.dst]
+            live = region.live.block_in(e.dst)
             if region.entry_values is not None:
                 const = next(iter(region.entry_values.values()))[1]
                 seq = [(r, const) for r in sorted(new_set - old_set)]
@@ -278,7 +278,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             if whole and e.dst in done_targets:
                 continue
             done_targets.add(e.dst)
-            live = region.live.live_in[e.dst]
+            live = region.live.block_in(e.dst)
             temps = sorted(value_regs - live - old_set - new_set) + sorted(
                 r for r in range(MAX_VGPRS) if r not in live and r not in old_set and r not in new_set
                 and r not in region.busy)
@@ -465,15 +465,38 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
     return new
 
 
+def loop_numbers(analysis, loop) -> dict:
+    """The report's numbers for one loop (:func:`isalint.report.regtable.loop_summary`)."""
+    try:
+        from ..report.regtable import loop_summary
+    except ImportError:  # pragma: no cover - the report ships with isalint
+        return {}
+    return loop_summary(analysis, loop)
+
+
 def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
-    m = sched.model
-    lines = [
-        f"dual-fmac: loop {fb.label}: {len(fb.cells)} FMAs as {len(sched.duals)} v_dual_fmac_f32 "
-        f"({len(fb.a_values)} x {len(fb.b_values)} outer product, walk: {sched.name})",
-        f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64; lgkm waits in the loop: {info['waits']}",
-        f"  modeled bank stalls: {m.get('stalls')}, cache hits: {m.get('hits')}",
-        f"  accumulators moved: {info['moved']} (in the region {info['region']}: "
-        f"{info['entry_moves']} instructions on entry, {info['exit_moves']} on exit)",
-        f"  VGPRs: {_highest_vgpr(old) + 1} -> {info['vgprs']}",
+    before = loop_numbers(old, fb.loop)
+    after = loop_numbers(new, new.cfg.find_loop(fb.label))
+    head = (f"dual-fmac: loop {fb.label}: {len(fb.cells)} FMAs ({len(fb.a_values)} x {len(fb.b_values)} outer "
+            f"product) as {len(sched.duals)} v_dual_fmac_f32, order: {sched.name}")
+    rows = [
+        ("VOPD share of FMAs", lambda s: f"{100 * s['vopd_fma_share']:.1f}%"),
+        ("single FMAs", lambda s: str(s["single_fma"])),
+        ("modeled bank stalls", lambda s: str(s["stall_cycles"])),
+        ("register-file reads", lambda s: str(s["rf_reads"])),
+        ("operand-cache hits", lambda s: str(s["cache_hits"])),
+        ("LDS ops per FMA", lambda s: f"{s['lds_ops_per_fma']:.3f}"),
+        ("VALU issue cycles", lambda s: str(s["issue_cycles"])),
     ]
+    lines = [head, f"  {'':22}{'before':>10}{'after':>10}"]
+    if before and after:
+        for name, fmt in rows:
+            lines.append(f"  {name:22}{fmt(before):>10}{fmt(after):>10}")
+    else:
+        lines.append(f"  {'modeled bank stalls':22}{'':>10}{sched.model.get('stalls', '?'):>10}")
+    lines.append(f"  {'VGPRs':22}{_highest_vgpr(old) + 1:>10}{info['vgprs']:>10}")
+    lines.append(f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64, {info['waits']} s_waitcnt lgkmcnt in "
+                 "the loop (each FMA waits only for the loads it reads)")
+    lines.append(f"  accumulators moved: {info['moved']} of {len(fb.cells)}, kept there over {info['region']}: "
+                 f"{info['entry_moves']} instruction(s) on entry, {info['exit_moves']} on exit")
     return "\n".join(lines)

@@ -7,16 +7,19 @@ registers over the largest enclosing loop in which nothing but the FMA block tou
 the code before and after the region — the initialisation, the epilogue and its
 ``global_store_b128`` of four consecutive registers — runs unchanged.
 
-A VGPR is free for the rewrite when it is not live anywhere in the region once the FMA block and
-the destinations of its loads are set aside, and no other instruction in the region names it.
-Liveness is the usual backward data flow over the CFG on VGPRs (a VALU write kills: the region
-runs under one EXEC mask, which is checked).
+A VGPR is free for the accumulators when it is not live anywhere in the region once the FMA
+block and the destinations of its loads are set aside (:func:`isalint.model.liveness.busy_mask`
+on a view of the program that hides them), no other instruction in the region names it, and no
+load still in flight there will write it. The loaded values live only inside the FMA block's
+loop, so for them the same test runs over that loop alone. A VALU write kills a value: the
+region runs under one EXEC mask, which is checked.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import FixRefused
+from ..model.liveness import busy_mask, liveness, vgpr_numbers
 from .dual_fmac_detect import FmaBlock, vgpr_number, where
 
 MAX_VGPRS = 256  # wave32 on gfx11 (RDNA3 ISA guide, 3.3 "VGPRs")
@@ -31,66 +34,39 @@ def _vgprs(regs) -> set[int]:
     return out
 
 
-@dataclass
-class Liveness:
-    """VGPR liveness per block and per instruction (live after it)."""
+class VgprLiveness:
+    """VGPR numbers live at block boundaries, from :mod:`isalint.model.liveness`."""
 
-    live_in: list[set[int]]
-    live_out: list[set[int]]
-    after: dict[int, set[int]]  # instruction index -> VGPRs live right after it
+    def __init__(self, lv):
+        self.lv = lv
 
-    def before(self, cfg, index: int) -> set[int]:
-        blk = cfg.blocks[cfg.block_of[index]]
-        if index == blk.first:
-            return self.live_in[blk.id]
-        return self.after[index - 1]
+    def block_in(self, b: int) -> set[int]:
+        return set(vgpr_numbers(self.lv._block_in[b]))
+
+    def after(self, i: int) -> set[int]:
+        return set(vgpr_numbers(self.lv.live_out_mask(i)))
 
 
-def liveness(program, cfg, skip_defs: dict[int, set[int]] | None = None,
-             skip_uses: dict[int, set[int]] | None = None) -> Liveness:
-    """Backward VGPR liveness; ``skip_*`` hide some defs/uses of some instructions."""
-    skip_defs = skip_defs or {}
-    skip_uses = skip_uses or {}
-    instrs = program.instrs
-    du: list[tuple[set[int], set[int]]] = []
-    for ins in instrs:
-        d = _vgprs(ins.defs) - skip_defs.get(ins.index, set())
-        u = _vgprs(ins.uses) - skip_uses.get(ins.index, set())
-        du.append((d, u))
-    nb = len(cfg.blocks)
-    gen: list[set[int]] = []
-    kill: list[set[int]] = []
-    for blk in cfg.blocks:
-        g: set[int] = set()
-        k: set[int] = set()
-        for i in reversed(blk.indices()):
-            d, u = du[i]
-            g -= d
-            k |= d
-            g |= u
-        gen.append(g)
-        kill.append(k)
-    live_in = [set() for _ in range(nb)]
-    live_out = [set() for _ in range(nb)]
-    changed = True
-    while changed:
-        changed = False
-        for blk in reversed(cfg.blocks):
-            out: set[int] = set()
-            for s in blk.succs:
-                out |= live_in[s]
-            new_in = gen[blk.id] | (out - kill[blk.id])
-            if out != live_out[blk.id] or new_in != live_in[blk.id]:
-                live_out[blk.id], live_in[blk.id] = out, new_in
-                changed = True
-    after: dict[int, set[int]] = {}
-    for blk in cfg.blocks:
-        live = set(live_out[blk.id])
-        for i in reversed(blk.indices()):
-            after[i] = set(live)
-            d, u = du[i]
-            live = (live - d) | u
-    return Liveness(live_in, live_out, after)
+def hidden_view(program, hide_all: set[int], hide_defs: dict[int, set[int]], hide_uses: dict[int, set[int]]):
+    """A copy of ``program`` whose instructions ``hide_all`` read and write nothing and whose
+    ``hide_defs``/``hide_uses`` registers are dropped: the liveness of what remains."""
+    from ..model.program import Program
+
+    instrs = []
+    for ins in program.instrs:
+        i = ins.index
+        if i in hide_all:
+            ins = replace(ins, defs=[r for r in ins.defs if vgpr_number(r) is None],
+                          uses=[r for r in ins.uses if vgpr_number(r) is None])
+        elif i in hide_defs or i in hide_uses:
+            hd, hu = hide_defs.get(i, set()), hide_uses.get(i, set())
+            ins = replace(ins, defs=[r for r in ins.defs if vgpr_number(r) not in hd],
+                          uses=[r for r in ins.uses if vgpr_number(r) not in hu])
+        instrs.append(ins)
+    view = Program(program.source, program.target, instrs, program.labels, program.label_lines,
+                   program.kernels, program.metadata_text)
+    view._cfg = program.cfg()
+    return view
 
 
 @dataclass
@@ -107,7 +83,7 @@ class Region:
     entries: list[Edge]
     exits: list[Edge]
     busy: set[int]  # VGPRs the accumulators must not take (anywhere in the region)
-    live: Liveness  # liveness of the original program
+    live: VgprLiveness  # liveness of the original program
     busy_values: set[int] = field(default_factory=set)  # VGPRs the loaded values must not take
     entry_values: dict[int, object] | None = None  # acc -> constant at every entry, when all equal
     notes: list[str] = field(default_factory=list)
@@ -139,7 +115,12 @@ def find_region(analysis, fb: FmaBlock) -> Region:
         if _writes_exec(instrs[i]):
             raise FixRefused(f"{where(program, i)}: the loop writes EXEC; cannot prove the register moves safe")
 
-    real = liveness(program, cfg)
+    real = VgprLiveness(liveness(program))
+    ignorable: dict[int, set[int]] = {}
+    for ins in instrs:
+        ign = ignorable_reads(ins, real.after(ins.index))
+        if ign:
+            ignorable[ins.index] = ign
 
     def clean(loop) -> bool:
         for b in loop.blocks:
@@ -149,7 +130,7 @@ def find_region(analysis, fb: FmaBlock) -> Region:
                 ins = instrs[i]
                 if _writes_exec(ins) or ins.opaque:
                     return False
-                touched = _vgprs(ins.defs) | (_vgprs(ins.uses) - ignorable_reads(ins, real.after[i]))
+                touched = _vgprs(ins.defs) | (_vgprs(ins.uses) - ignorable.get(i, set()))
                 if touched & accs:
                     return False
         return True
@@ -168,26 +149,23 @@ def find_region(analysis, fb: FmaBlock) -> Region:
         if not cfg.blocks[b].succs or any(instrs[i].ends_program() for i in cfg.blocks[b].indices()):
             raise FixRefused(f"{where(program, cfg.blocks[b].first)}: the program can end inside the loop")
 
-    # Liveness with the FMA block and the loads' destinations set aside.
-    skip_defs: dict[int, set[int]] = {}
-    skip_uses: dict[int, set[int]] = {}
-    for i in fma_instrs:
-        skip_defs[i] = _vgprs(instrs[i].defs)
-        skip_uses[i] = _vgprs(instrs[i].uses)
-    for ld in fb.loads:
-        skip_defs[ld.index] = set(ld.regs)
-    hidden = liveness(program, cfg, skip_defs, skip_uses)
+    # Liveness with the FMA block, the loads' destinations and the ignorable reads set aside.
+    hide_defs = {ld.index: set(ld.regs) for ld in fb.loads}
+    view = hidden_view(program, fma_instrs, hide_defs, ignorable)
+    from ..model import counters as counters_mod
+
+    ca = counters_mod.analyze(program)
+    block_loads = {ld.index for ld in fb.loads}
 
     def occupied(over: set[int]) -> set[int]:
-        busy: set[int] = set()
-        for b in over:
-            busy |= hidden.live_in[b] | hidden.live_out[b]
-            for i in cfg.blocks[b].indices():
-                busy |= hidden.after[i]
-                if i in fma_instrs:
-                    continue
-                ins = instrs[i]
-                busy |= _vgprs(ins.uses) | (_vgprs(ins.defs) - skip_defs.get(i, set()))
+        at = [i for b in over for i in cfg.blocks[b].indices()]
+        busy = set(vgpr_numbers(busy_mask(view, at, exclude_pending=False)))
+        # Registers a load still in flight will write (other than the block's own loads).
+        for i in at:
+            for reg, _c, _cls, p in ca.state_before(i).entries():
+                n = vgpr_number(reg)
+                if n is not None and p.origin not in block_loads:
+                    busy.add(n)
         return busy - accs
 
     region = Region(loop, blocks, entries, exits, occupied(blocks), real)
