@@ -51,6 +51,9 @@ class SnippetState:
     scc: np.ndarray  # [waves]
     lds: np.ndarray  # uint8, per workgroup region concatenated
     steps: int
+    addresses: dict  # buffer name -> device address
+    buffers: dict  # buffer name -> final bytes (uint8)
+    notes: list
 
     def v(self, n: int, dtype=U32) -> np.ndarray:
         r = self.V[n].view(dtype)
@@ -75,12 +78,15 @@ def _fill(shape, value, dtype):
 def run_snippet(body: str, *, vgprs: dict | None = None, sgprs: dict | None = None, exec_mask=0xFFFF_FFFF,
                 scc=False, waves: int = 1, waves_per_group: int | None = None, lds: bytes | np.ndarray | None = None,
                 lds_size: int = 0, denorm: int = 3, nvgpr: int = 256, latency=None, seed: int = 0,
-                private: int = 0, path: str = "<snippet>") -> SnippetState:
+                private: int = 0, path: str = "<snippet>", buffers: dict | None = None,
+                max_steps: int = 1_000_000) -> SnippetState:
     """Execute ``body`` (instructions, one per line) on ``waves`` waves and return the final state.
 
     ``vgprs``/``sgprs`` map register numbers to a scalar, a [32] per-lane array or a [waves, 32] /
     [waves] array; float values are stored as fp32 bits.  Unset registers are 0.  All waves form
-    one workgroup (sharing LDS) unless ``waves_per_group`` says otherwise.
+    one workgroup (sharing LDS) unless ``waves_per_group`` says otherwise.  ``buffers`` (name ->
+    array) are placed in global memory; their addresses are in ``SnippetState.addresses`` (put them
+    into SGPRs/VGPRs yourself with a second call, or use :func:`buffer_address`).
     """
     from ...model.program import build_program
     from ...parse.source import parse_text
@@ -89,8 +95,9 @@ def run_snippet(body: str, *, vgprs: dict | None = None, sgprs: dict | None = No
     text = kernel_text(body, nvgpr=nvgpr, lds=size, denorm=denorm, private=private)
     program = build_program(parse_text(text, path))
     kernel = Kernel(program)
-    machine = Machine(seed=seed, latency=latency)
+    machine = Machine(seed=seed, latency=latency, max_steps=max_steps)
     kernel.compile(machine)
+    addresses = {name: machine.mem.alloc(name, arr) for name, arr in (buffers or {}).items()}
     wpg = waves_per_group or waves
     n_wg = (waves + wpg - 1) // wpg
     mem = machine.mem
@@ -104,13 +111,23 @@ def run_snippet(body: str, *, vgprs: dict | None = None, sgprs: dict | None = No
     mem.track_writers()
     V = np.zeros((kernel.nvgpr, waves, 32), dtype=U32)
     S = np.zeros((NSGPR, waves), dtype=U32)
-    for n, val in (vgprs or {}).items():
+    def resolve(regs):
+        out = {}
+        for k, v in (regs or {}).items():
+            if isinstance(v, tuple):  # buffer(name, offset): a 64-bit address fills a register pair
+                a = np.uint64(addresses[v[1]]) + np.asarray(v[2], dtype=np.uint64)
+                out[k], out[k + 1] = (a & np.uint64(0xFFFF_FFFF)).astype(U32), (a >> np.uint64(32)).astype(U32)
+            else:
+                out[k] = v
+        return out
+    vgprs, sgprs = resolve(vgprs), resolve(sgprs)
+    for n, val in vgprs.items():
         arr = np.asarray(val)
         if arr.dtype.kind == "f":
             arr = arr.astype(np.float32).view(U32)
         V[n] = np.broadcast_to(arr.astype(np.int64).astype(U32) if arr.dtype.kind in "iu" and arr.dtype != U32
                                else arr, (waves, 32))
-    for n, val in (sgprs or {}).items():
+    for n, val in sgprs.items():
         arr = np.asarray(val)
         if arr.dtype.kind == "f":
             arr = arr.astype(np.float32).view(U32)
@@ -124,4 +141,12 @@ def run_snippet(body: str, *, vgprs: dict | None = None, sgprs: dict | None = No
     with np.errstate(all="ignore"):
         steps = kernel._schedule(machine, g, finished)
     final = Group.merge(finished) if len(finished) > 1 else finished[0]
-    return SnippetState(final.V, final.S, final.scc, mem.lds.copy(), steps)
+    out = {b.name: mem.heap[b.offset:b.offset + b.size].copy() for b in mem.buffers}
+    from .launch import summarize_notes
+    return SnippetState(final.V, final.S, final.scc, mem.lds.copy(), steps, addresses, out,
+                        summarize_notes(machine.notes))
+
+
+def buffer(name: str, offset: int = 0) -> tuple:
+    """Placeholder for a register value: the device address of buffer ``name`` plus ``offset``."""
+    return ("buffer", name, offset)
