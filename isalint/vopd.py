@@ -26,9 +26,10 @@ against a real ``llvm-mc`` on thousands of random pairs:
 
 Reading the other half's destination is legal: both halves read their sources
 before either writes, so the read sees the old value. :func:`check_pair`
-reports it as a warning on an existing pair, and as an error when the pair is
-being formed from two instructions in program order (``order``), where it would
-change the result.
+reports Y reading X's destination as ``info`` on an existing pair (read in
+written order, it looks like it gets X's result), and a read of an earlier
+instruction's result as an error when the pair is being formed from two
+instructions in program order (``order``), where it would change the result.
 
 Inputs: a :class:`Half`, a parsed :class:`~isalint.parse.nodes.Statement`, an
 assembler string (``"v_fmac_f32_e32 v1, v2, v3"``) or a tuple
@@ -486,10 +487,12 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
             continue
         regs = ", ".join(shared)
         if order is None:
-            out.append(Violation("reads-other-dst", f"{st} reads {regs}, which {ft} writes: in a VOPD both halves "
-                                                    f"read before either writes, so {st} sees the value from before "
-                                                    "this instruction", st, "warning", tuple(shared),
-                                 f"{st} reads {regs} written by {ft}"))
+            # X reading what Y writes reads the same as in written order; Y reading X's result does not.
+            if ft == "X":
+                out.append(Violation("reads-other-dst", f"{st} reads {regs}, which {ft} writes: in a VOPD both "
+                                                        f"halves read before either writes, so {st} sees the value "
+                                                        "from before this instruction", st, "info", tuple(shared),
+                                     f"{st} reads {regs} written by {ft}"))
         elif (order == "xy" and ft == "X") or (order == "yx" and ft == "Y"):
             out.append(Violation("dependency", f"{second.written} reads {regs}, written by {first.written} just "
                                                "before it: as one VOPD it would read the old value", st,

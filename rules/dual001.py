@@ -23,9 +23,9 @@ A `v_dual_*` instruction (`OPX :: OPY`) that breaks a dual-issue constraint:
 These are the constraints LLVM's assembler enforces for gfx1100; isalint's
 verdict agrees with `llvm-mc` on thousands of random pairs (tests/test_dual001.py).
 
-As a warning: one half reading the register the other half writes. That is
-legal, but both halves read before either writes, so the read sees the old
-value; if the pair was meant to run in order, it is a bug.
+As a note (info): the Y half reading the register the X half writes. That is
+legal, but both halves read before either writes, so Y sees the old value, not
+X's result; if the pair was meant to run in written order, it is a bug.
 
 The message names the broken constraint and the registers, and points at the
 offending operand of the Y half, where `llvm-mc` points.
