@@ -62,7 +62,7 @@ CONSTANT_BUS_LIMIT = 2
 # Scalar sources that do not use the constant bus.
 _FREE_SCALARS = {"null", "lds_direct", "src_lds_direct"}
 
-# Inline constants (RDNA3 ISA guide, 3.x "Instruction operands: inline constants"):
+# Inline constants (RDNA3 ISA guide, VALU operands: inline constants):
 # integers -16..64 and these float values; for 16-bit packed operands the f16 patterns.
 _INLINE_FLOATS = (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)
 _INV_2PI_F32 = 0x3E22F983
@@ -368,7 +368,8 @@ def half(obj, *operands) -> Half:
     fmt = _src_format(dual)
     srcs = tuple(_classify(op, spec.kind, fmt) for op, spec in zip(ops, specs))
     if len(ops) > len(specs):
-        srcs = srcs + tuple(Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in ops[len(specs):])
+        extra = ops[len(specs):]
+        srcs = srcs + tuple(Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in extra)
     return _build(dual, written, srcs, col)
 
 

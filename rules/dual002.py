@@ -104,14 +104,17 @@ def _blockers(dep, region):
     return edges
 
 
-def _move(program, region, edges, a: int, b: int):
-    """None when ``a`` and ``b`` can be brought together, else (blocking instr index, reason)."""
+def _move(region, edges, a: int, b: int) -> int | None:
+    """None when ``a`` and ``b`` can be brought together, else the instruction in the way.
+
+    They meet at a cut point between them: ``a`` moves down past what lies above the
+    cut, ``b`` up past what lies below it. That works unless the last instruction
+    ``b`` depends on lies below the first one that depends on ``a``."""
     between = [k for k in region if a < k < b]
     down = [k for k in between if (a, k) in edges]  # a cannot move below these
     up = [k for k in between if (k, b) in edges]  # b cannot move above these
     if down and up and max(up) >= min(down):
-        k = max(up)
-        return k, "dependency"
+        return max(up)
     return None
 
 
@@ -126,14 +129,9 @@ def _describe_move(program, region, edges, a: int, b: int) -> str:
             f"{program.instrs[b].lineno} up to it")
 
 
-def _fixable_loops(analysis):
-    cache = analysis.__dict__.setdefault("_dual002_fixable", {})
-    return cache
-
-
 def _fix_pass_accepts(analysis, loop) -> bool:
     """Whether ``isalint fix --dual-fmac`` recognises this loop's FMA block."""
-    cache = _fixable_loops(analysis)
+    cache = analysis.__dict__.setdefault("_dual002_fixable", {})
     key = loop.header
     if key not in cache:
         ok = False
@@ -171,9 +169,8 @@ def check(analysis):
             for b in order[n + 1:]:
                 if b - a > WINDOW:
                     break
-                blocked = _move(program, region, edges, a, b)
-                if blocked is not None:
-                    k, _ = blocked
+                k = _move(region, edges, a, b)
+                if k is not None:
                     regs = sorted({r for e in dep.edges if not e.carried and e.dst == b and e.src == k for r in e.regs}
                                   | {r for e in dep.edges if not e.carried and e.src == a and e.dst == k
                                      for r in e.regs})

@@ -22,7 +22,8 @@ VALU_KLASSES = ("valu", "trans", "vopd")
 # The worklog's colours: bank 0 yellow, 1 orange, 2 red, 3 blue; cache hits green.
 BANK_COLORS = {0: "#f7e463", 1: "#f5a142", 2: "#e8555a", 3: "#5b8ee6"}
 CACHE_COLOR = "#7bc96f"
-_RICH = {0: "black on yellow", 1: "black on dark_orange", 2: "white on red3", 3: "white on blue", "Cache": "black on green3"}
+_RICH = {0: "black on yellow", 1: "black on dark_orange", 2: "white on red3", 3: "white on blue",
+         "Cache": "black on green3"}
 
 SUMMARY_KEYS = (
     "instructions", "valu", "vopd", "fma", "vopd_fma", "vopd_fma_instructions", "single_fma", "vopd_fma_share",
