@@ -1,6 +1,8 @@
 """``isalint run FILE --gemm N``: execute one kernel (in the emulator) and check it against numpy.
 
-Exit 0 when the result matches numpy within fp32 rounding, 1 when it does not, 2 on errors.
+Exit 0 when the result matches numpy within fp32 rounding, 1 when it does not (or the kernel
+faults: an access outside memory, an endless loop), 2 on errors (bad input, an instruction the
+emulator does not implement).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
     """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
-    from ..validate.emu import EmulationError, Kernel
+    from ..validate.emu import EmulationError, Kernel, LaunchError, Unimplemented
     from ..validate.runner import UsageError, generic_launcher, parse_args, parse_dims, parse_latency
 
     try:
@@ -65,8 +67,11 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         fail(str(exc))
     except (eq.gemm_mod.GemmError,) as exc:
         fail(str(exc))
-    except EmulationError as exc:
+    except (Unimplemented, LaunchError) as exc:
         fail(f"error: {exc}")
+    except EmulationError as exc:  # the kernel faulted: certainly not the reference result
+        click.echo(f"{path}: FAULT: {exc}")
+        sys.exit(1)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     t = result.times
