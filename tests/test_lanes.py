@@ -7,7 +7,6 @@ bank conflicts.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from conftest import KERNELS
 from hypothesis import given, settings
@@ -128,7 +127,7 @@ def test_a_uniform_term_shifts_every_lane_equally(steps):
     _, plain = value_at_end(program("0"), "v1")
     _, shifted = value_at_end(program("s4"), "v1")
     assert plain.concrete and shifted.known and shifted.terms
-    assert np.array_equal(plain.lanes, shifted.lanes)
+    assert list(plain.lanes) == list(shifted.lanes)
 
 
 # --------------------------------------------------------------------------- symbolic and control flow
@@ -289,12 +288,11 @@ def test_transpose_fixture_addresses_match_the_hip_source():
     _, ev, acc = _lds_addresses(path)
     stores = [x for x in acc.values() if not isinstance(x, type(None)) and getattr(x, "kind", "") == "store"]
     assert len(stores) == 4
-    t = np.arange(128)
     for n, s in enumerate(stores):
         for half, addr in enumerate(s.addresses):
             i = 2 * n + half
-            expect = 4 * (128 * (t % 8) + t // 8 + 16 * i)
-            assert np.array_equal(addr.astype(np.int64) - int(addr[0]), expect - expect[0])
+            expect = [4 * (128 * (t % 8) + t // 8 + 16 * i) for t in range(128)]
+            assert [a - addr[0] for a in addr] == [e - expect[0] for e in expect]
 
 
 def test_kernel5_every_lds_address_is_evaluated_and_matches_its_source(kernel5):
@@ -302,31 +300,28 @@ def test_kernel5_every_lds_address_is_evaluated_and_matches_its_source(kernel5):
     assert len(acc) == 34
     assert all(isinstance(x, LdsAccess) for x in acc.values()), {k: v.reason for k, v in acc.items()
                                                                  if not isinstance(v, LdsAccess)}
-    t = np.arange(128)
-    lane, wave = t % 32, t // 32
-
-    def rel(line, expect):
-        addr = acc[line].addresses[0].astype(np.int64)
-        assert np.array_equal(addr - addr[0], expect - expect[0]), line
+    def rel(line, formula):
+        addr = acc[line].addresses[0]
+        expect = [formula(t, t % 32, t // 32) for t in range(128)]
+        assert [a - addr[0] for a in addr] == [e - expect[0] for e in expect], line
 
     # As[t % 8][t / 8 + 16 i] with rows of BM + 4 = 132 floats
-    rel(199, 4 * (132 * (t % 8) + t // 8))
-    rel(648, 4 * (132 * (t % 8) + t // 8))
+    rel(199, lambda t, lane, wave: 4 * (132 * (t % 8) + t // 8))
+    rel(648, lambda t, lane, wave: 4 * (132 * (t % 8) + t // 8))
     # Bs[i][t] (rows of 128 floats)
-    rel(647, 4 * t)
+    rel(647, lambda t, lane, wave: 4 * t)
     # A_col: As[k][waveIdy * 32 + iter * 16 + 4 * idyInWave], idyInWave = lane / 8
-    rel(559, 4 * (32 * wave + 4 * (lane // 8)))
+    rel(559, lambda t, lane, wave: 4 * (32 * wave + 4 * (lane // 8)))
     # B_row: Bs[k][iter * 32 + 4 * idxInWave], idxInWave = lane % 8
-    rel(563, 4 * (4 * (lane % 8)))
+    rel(563, lambda t, lane, wave: 4 * (4 * (lane % 8)))
     assert acc[560].addresses[0][0] - acc[559].addresses[0][0] == 64
 
 
 def test_bank_conflict_counts_for_known_strides():
     def access(width, stride_bytes, n=32, second=None):
-        lanes = np.arange(n, dtype=np.uint64)
-        addrs = [lanes * np.uint64(stride_bytes)]
+        addrs = [tuple(t * stride_bytes for t in range(n))]
         if second is not None:
-            addrs.append(addrs[0] + np.uint64(second))
+            addrs.append(tuple(a + second for a in addrs[0]))
         return LdsAccess(0, "ds_load", "load", width, addrs, (), "v1", (0,))
 
     assert lanes_per_pass(4) == 32 and lanes_per_pass(8) == 16 and lanes_per_pass(16) == 8

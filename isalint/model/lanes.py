@@ -2,7 +2,7 @@
 
 A :class:`Value` is ``uniform part + per-lane part``:
 
-* ``lanes``: a ``uint64`` numpy array with one 32-bit value per work-item of
+* ``lanes``: a tuple of Python ints, one 32-bit value per work-item of
   the analysed workgroup (work-item ``t`` is lane ``t % wave_size`` of wave
   ``t // wave_size``); ``None`` when the value cannot be evaluated, with the
   reason in ``reason``;
@@ -41,14 +41,13 @@ for wave 0 only, with ``x`` spanning the whole wave and ``y``/``z`` uniform.
 from __future__ import annotations
 
 import math
+import operator
 import re
 import struct
+from bisect import bisect_left
 from dataclasses import dataclass
 
-import numpy as np
-
 MASK = 0xFFFFFFFF
-_U64 = np.uint64
 WORKGROUP_ID_LIMIT = 1 << 24
 
 # ---------------------------------------------------------------------------
@@ -57,7 +56,7 @@ WORKGROUP_ID_LIMIT = 1 << 24
 
 @dataclass(frozen=True, eq=False)
 class Value:
-    lanes: np.ndarray | None
+    lanes: tuple[int, ...] | None
     terms: tuple[tuple[str, int], ...] = ()
     reason: str | None = None
 
@@ -73,7 +72,7 @@ class Value:
     def same(self, other: Value) -> bool:
         if not self.known or not other.known:
             return False
-        return self.terms == other.terms and bool(np.array_equal(self.lanes, other.lanes))
+        return self.terms == other.terms and self.lanes == other.lanes
 
     def term_dict(self) -> dict[str, int]:
         return dict(self.terms)
@@ -112,7 +111,7 @@ _DS = re.compile(r"^ds_(load|store|read|write)(_2addr)?(_stride64)?_([bui])(8|16
 class LdsAccess:
     """The per-lane byte addresses of one DS instruction.
 
-    ``addresses`` holds one array per address the instruction issues (two for
+    ``addresses`` holds one tuple of per-lane byte addresses per address the instruction issues (two for
     the ``2addr`` forms), each already including its offset; ``width`` is the
     bytes per lane per address.
     """
@@ -121,7 +120,7 @@ class LdsAccess:
     mnemonic: str
     kind: str  # load | store
     width: int
-    addresses: list[np.ndarray]
+    addresses: list[tuple[int, ...]]
     terms: tuple[tuple[str, int], ...]
     reg: str
     offsets: tuple[int, ...]
@@ -166,15 +165,42 @@ def lanes_per_pass(width: int) -> int:
     return max(1, 32 // dwords)
 
 
-def _pass_degree(addr: np.ndarray, width: int, banks: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """Conflict degree of one pass; also the dwords and their lanes (position in ``addr``)."""
-    nd = max(1, (width + 3) // 4)
-    base = addr >> _U64(2)
-    dw = (base[:, None] + np.arange(nd, dtype=_U64)[None, :]).reshape(-1)
-    lane_of = np.repeat(np.arange(len(addr)), nd)
-    uniq, first = np.unique(dw, return_index=True)
-    bank_counts = np.bincount((uniq % _U64(banks)).astype(np.int64), minlength=banks)
-    return int(bank_counts.max()), uniq, lane_of[first]
+def _pass_degree(addr, width: int, banks: int) -> tuple[int, dict[int, int], list[int]]:
+    """Conflict degree of one pass; also each distinct dword with its first
+    lane (position in ``addr``) and the number of distinct dwords per bank."""
+    first: dict[int, int] = {}
+    if width <= 4:
+        for ln, a in enumerate(addr):
+            first.setdefault(a >> 2, ln)
+    else:
+        nd = (width + 3) // 4
+        for ln, a in enumerate(addr):
+            d = a >> 2
+            for k in range(nd):
+                first.setdefault(d + k, ln)
+    counts = [0] * banks
+    for d in first:
+        counts[d % banks] += 1
+    return max(counts), first, counts
+
+
+def _pass_degree_only(addr, width: int, banks: int) -> int:
+    """The conflict degree of one pass (fast path of :func:`_pass_degree`)."""
+    if width <= 4:
+        dws = {a >> 2 for a in addr}
+    else:
+        nd = (width + 3) // 4
+        dws = {(a >> 2) + k for a in addr for k in range(nd)}
+    if len(dws) <= 1:
+        return len(dws)
+    banks_hit = {d % banks for d in dws}
+    if len(banks_hit) == len(dws):
+        return 1
+    counts: dict[int, int] = {}
+    for d in dws:
+        b = d % banks
+        counts[b] = counts.get(b, 0) + 1
+    return max(counts.values())
 
 
 def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_search: bool = True) -> Conflict | None:
@@ -193,12 +219,12 @@ def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_searc
     n = len(access.addresses[0])
     waves = max(1, n // wave_size)
     worst: Conflict | None = None
-    seen: set[bytes] = set()
+    seen: set[tuple] = set()
     for w in range(waves):
         lo, hi = w * wave_size, min(n, (w + 1) * wave_size)
         rel = [a[lo:hi] for a in access.addresses]
-        base = min(int(r.min()) for r in rel)
-        key = b"".join((r - _U64(base)).tobytes() for r in rel) + (base % (4 * banks)).to_bytes(2, "little")
+        base = min(min(r) for r in rel)
+        key = (tuple(tuple(x - base for x in r) for r in rel), base % (4 * banks))
         if key in seen:
             continue
         seen.add(key)
@@ -206,30 +232,30 @@ def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_searc
         best = None
         for ai, r in enumerate(rel):
             for start in range(0, len(r), lpp):
-                degree, uniq, lanes = _pass_degree(r[start:start + lpp], width, banks)
+                chunk = r[start:start + lpp]
+                degree = _pass_degree_only(chunk, width, banks)
                 cycles += degree
                 ideal += 1
                 if degree > 1 and (best is None or degree > best[0]):
-                    bank_of = uniq % _U64(banks)
-                    bank = int(np.bincount(bank_of.astype(np.int64), minlength=banks).argmax())
-                    sel = np.nonzero(bank_of == _U64(bank))[0]
-                    best = (degree, ai, bank, sorted({int(lanes[x]) + start for x in sel}))
+                    _, first, counts = _pass_degree(chunk, width, banks)
+                    bank = counts.index(degree)  # the lowest bank with the most dwords
+                    best = (degree, ai, bank, sorted({ln + start for d, ln in first.items() if d % banks == bank}))
         if best is None or (worst is not None and (best[0], cycles) <= (worst.degree, worst.cycles)):
             continue
         degree, ai, bank, lanes = best
-        addrs = [int(rel[ai][ln]) for ln in lanes]
+        addrs = [rel[ai][ln] for ln in lanes]
         stride = step = 0
         for a, ln in zip(addrs[1:], lanes[1:]):
             stride = math.gcd(stride, abs(a - addrs[0]))
             step = math.gcd(step, ln - lanes[0])
         lane_stride = None
-        r = rel[ai].astype(np.int64)
+        r = rel[ai]
         if step and stride % step == 0:
             ls = stride // step
-            span = np.arange(lanes[0], lanes[-1] + 1)
-            if int(r[lanes[1]]) < int(r[lanes[0]]):
+            if r[lanes[1]] < r[lanes[0]]:
                 ls = -ls
-            if bool((r[span] - r[lanes[0]] == (span - lanes[0]) * ls).all()):
+            r0, l0 = r[lanes[0]], lanes[0]
+            if all(r[x] - r0 == (x - l0) * ls for x in range(l0, lanes[-1] + 1)):
                 lane_stride = abs(ls)
         worst = Conflict(degree, cycles, ideal, w, ai, bank, lanes, stride, step, lane_stride, 0, None,
                          max(1, math.ceil((hi - lo) / lpp)), stride)
@@ -254,10 +280,10 @@ def _padding(access: LdsAccess, banks: int, wave_size: int, row_bytes: int) -> t
     rows = 1
     for w in range(waves):
         lo, hi = w * wave_size, min(n, (w + 1) * wave_size)
-        rel = [a[lo:hi].astype(np.int64) for a in access.addresses]
-        base = min(int(r.min()) for r in rel)
-        rel = [r - base for r in rel]
-        rows = max(rows, len(np.unique(np.concatenate([r // row_bytes for r in rel]))))
+        rel = [a[lo:hi] for a in access.addresses]
+        base = min(min(r) for r in rel)
+        rel = [[x - base for x in r] for r in rel]
+        rows = max(rows, len({x // row_bytes for r in rel for x in r}))
         rel_all.append(rel)
     align = 4 if access.width >= 12 else max(1, access.width // 4)
     candidates = [p for p in range(align, banks + 1, align)] + [p for p in range(1, banks + 1) if p % align]
@@ -266,9 +292,9 @@ def _padding(access: LdsAccess, banks: int, wave_size: int, row_bytes: int) -> t
         ok = True
         for rel in rel_all:
             for r in rel:
-                padded = (r + (r // row_bytes) * 4 * p).astype(_U64)
+                padded = [x + (x // row_bytes) * 4 * p for x in r]
                 for start in range(0, len(padded), lpp):
-                    if _pass_degree(padded[start:start + lpp], access.width, banks)[0] > 1:
+                    if _pass_degree_only(padded[start:start + lpp], access.width, banks) > 1:
                         ok = False
                         break
                 if not ok:
@@ -291,11 +317,13 @@ def reaching_defs(program, index: int, reg: str, blocks: set[int] | None = None,
     outside ``blocks``, or the entry of ``stop_header``: the search does not
     follow that block's predecessors, i.e. does not go around a loop)."""
     cfg = program.cfg()
-    instrs = program.instrs
+    bdefs = _block_defs(program)
     b = cfg.block_of[index]
-    for i in range(index - 1, cfg.blocks[b].first - 1, -1):
-        if reg in instrs[i].defs:
-            return [i]
+    idx = bdefs[b].get(reg)
+    if idx:
+        k = bisect_left(idx, index)
+        if k:
+            return [idx[k - 1]]
     out: list[int] = []
     seen: set[int] = set()
     stack = [b]
@@ -311,14 +339,30 @@ def reaching_defs(program, index: int, reg: str, blocks: set[int] | None = None,
             if blocks is not None and p not in blocks:
                 out.append(-1)
                 continue
-            blk = cfg.blocks[p]
-            for i in range(blk.last - 1, blk.first - 1, -1):
-                if reg in instrs[i].defs:
-                    out.append(i)
-                    break
+            idx = bdefs[p].get(reg)
+            if idx:
+                out.append(idx[-1])
             else:
                 stack.append(p)
     return sorted(set(out))
+
+
+def _block_defs(program) -> list[dict[str, list[int]]]:
+    """Per CFG block: register -> indices of the block's instructions writing
+    it, ascending (cached on the program)."""
+    cached = program.__dict__.get("_lanes_block_defs")
+    if cached is not None:
+        return cached
+    instrs = program.instrs
+    out: list[dict[str, list[int]]] = []
+    for blk in program.cfg().blocks:
+        d: dict[str, list[int]] = {}
+        for i in range(blk.first, blk.last):
+            for r in instrs[i].defs:
+                d.setdefault(r, []).append(i)
+        out.append(d)
+    program.__dict__["_lanes_block_defs"] = out
+    return out
 
 
 def valu_slice(program, index: int, regs: list[str], blocks: set[int] | None = None,
@@ -369,9 +413,9 @@ def _base_mnemonic(m: str) -> str:
 class ThreadLayout:
     threads: int
     wave_size: int
-    x: np.ndarray
-    y: np.ndarray | None  # None: uniform and symbolic
-    z: np.ndarray | None
+    x: tuple[int, ...]
+    y: tuple[int, ...] | None  # None: uniform and symbolic
+    z: tuple[int, ...] | None
     note: str
 
     @property
@@ -379,8 +423,12 @@ class ThreadLayout:
         return max(1, self.threads // self.wave_size)
 
     @property
-    def lane(self) -> np.ndarray:
-        return np.arange(self.threads, dtype=_U64) % _U64(self.wave_size)
+    def lane(self) -> tuple[int, ...]:
+        """The lane index of each work-item."""
+        lane = self.__dict__.get("_lane")
+        if lane is None:
+            lane = self.__dict__["_lane"] = tuple(t % self.wave_size for t in range(self.threads))
+        return lane
 
 
 def thread_layout(kernel, override: tuple[int, int, int] | None = None) -> ThreadLayout:
@@ -398,19 +446,18 @@ def thread_layout(kernel, override: tuple[int, int, int] | None = None) -> Threa
     if dims and len(dims) == 3 and all(isinstance(d, int) and d > 0 for d in dims):
         bx, by, bz = dims
         t = min(bx * by * bz, 1024)
-        ids = np.arange(t, dtype=_U64)
-        x = ids % _U64(bx)
-        y = (ids // _U64(bx)) % _U64(by)
-        z = ids // _U64(bx * by)
+        x = tuple(i % bx for i in range(t))
+        y = tuple((i // bx) % by for i in range(t))
+        z = tuple(i // (bx * by) for i in range(t))
         return ThreadLayout(t, ws, x, y, z, f"workgroup {bx}x{by}x{bz}")
     flat = meta.get(".max_flat_workgroup_size")
     if workitem == 0 and isinstance(flat, int) and flat > 0:
         t = max(ws, min(flat, 1024))
-        return ThreadLayout(t, ws, np.arange(t, dtype=_U64), np.zeros(t, dtype=_U64), np.zeros(t, dtype=_U64),
+        return ThreadLayout(t, ws, tuple(range(t)), (0,) * t, (0,) * t,
                             f"{t} work-items along x")
-    x = np.arange(ws, dtype=_U64)
+    x = tuple(range(ws))
     if workitem == 0:
-        return ThreadLayout(ws, ws, x, np.zeros(ws, dtype=_U64), np.zeros(ws, dtype=_U64), "wave 0")
+        return ThreadLayout(ws, ws, x, (0,) * ws, (0,) * ws, "wave 0")
     return ThreadLayout(ws, ws, x, None, None, "wave 0, threadIdx.y/z taken as uniform")
 
 
@@ -425,6 +472,7 @@ class LaneEvaluator:
         self.n = self.layout.threads
         self.ws = self.layout.wave_size
         self.symbols: dict[str, Symbol] = {}
+        self._consts: dict[int, tuple[int, ...]] = {}
         self._def_memo: dict[int, dict[str, Value]] = {}
         self._entry_memo: dict[tuple[int, str], Value] = {}
         self._temp: dict[tuple, object] = {}
@@ -443,6 +491,7 @@ class LaneEvaluator:
             self.kernel.first < len(program.instrs) else 0
         self._entry_sgprs = self._system_sgprs()
         self._slot_defs = self._scratch_slots()
+        self._block_defs = self._defs_by_block()
 
     def _scratch_slots(self) -> dict[int, list[str]]:
         """Spill slots as pseudo registers ``scratch:OFFSET`` (one per dword):
@@ -462,6 +511,34 @@ class LaneEvaluator:
             out[ins.index] = [f"scratch:{const + 4 * j}" for j in range(n)]
         return out
 
+    def _defs_by_block(self) -> list[dict[str, list[int]]]:
+        """Per block: register (or scratch slot) -> the indices writing it, ascending."""
+        out = [dict(d) for d in _block_defs(self.program)]
+        for i, slots in sorted(self._slot_defs.items()):
+            d = out[self.cfg.block_of[i]]
+            for r in slots:
+                d.setdefault(r, []).append(i)
+        return out
+
+    def _last_write(self, b: int, reg: str, before: int) -> int:
+        """The last instruction of block ``b`` before index ``before`` that
+        writes ``reg`` (a store with a computed address writes every scratch
+        slot), or -1."""
+        d = self._block_defs[b]
+        found = -1
+        idx = d.get(reg)
+        if idx:
+            k = bisect_left(idx, before)
+            if k:
+                found = idx[k - 1]
+        if reg.startswith("scratch:"):
+            idx = d.get("scratch:*")
+            if idx:
+                k = bisect_left(idx, before)
+                if k:
+                    found = max(found, idx[k - 1])
+        return found
+
     @staticmethod
     def _scratch_offset(ins) -> int | None:
         slots = ins.slots[0]
@@ -470,18 +547,16 @@ class LaneEvaluator:
         mod = ins.stmts[0].modifier("offset")
         return (mod.int_value() or 0) if mod is not None else 0
 
-    def _writes(self, i: int, reg: str) -> bool:
-        if reg.startswith("scratch:"):
-            slots = self._slot_defs.get(i)
-            return bool(slots) and (reg in slots or slots == ["scratch:*"])
-        return reg in self.program.instrs[i].defs
-
     # -- construction helpers -------------------------------------------------
     def const(self, c: int) -> Value:
-        return Value(np.full(self.n, c & MASK, dtype=_U64))
+        return Value(self._lanes_const(c))
 
-    def _lanes_const(self, c: int) -> np.ndarray:
-        return np.full(self.n, c & MASK, dtype=_U64)
+    def _lanes_const(self, c: int) -> tuple[int, ...]:
+        c &= MASK
+        lanes = self._consts.get(c)
+        if lanes is None:
+            lanes = self._consts[c] = (c,) * self.n
+        return lanes
 
     def symbol(self, name: str, lo: int = 0, hi: int = MASK, tz: int = 0, varying: bool = False) -> Value:
         if name not in self.symbols:
@@ -523,15 +598,22 @@ class LaneEvaluator:
         """Same value in every lane of each wave."""
         if not v.known or self.varying(v):
             return False
-        w = v.lanes.reshape(-1, self.ws) if self.n % self.ws == 0 else v.lanes.reshape(1, -1)
-        return bool((w == w[:, :1]).all())
+        lanes, ws = v.lanes, self.ws
+        if self.n % ws:
+            return lanes.count(lanes[0]) == len(lanes)
+        for lo in range(0, self.n, ws):
+            first = lanes[lo]
+            if any(x != first for x in lanes[lo + 1:lo + ws]):
+                return False
+        return True
 
     def uniform_everywhere(self, v: Value) -> int | None:
         """The constant when ``v`` is the same number in every work-item."""
         if not v.concrete:
             return None
-        first = int(v.lanes[0])
-        return first if bool((v.lanes == _U64(first)).all()) else None
+        lanes = v.lanes
+        first = lanes[0]
+        return first if lanes.count(first) == len(lanes) else None
 
     def fresh(self, name: str, lo: int = 0, hi: int = MASK, tz: int = 0) -> Value:
         """A new wave-uniform symbol (deterministic name: re-evaluation reuses it)."""
@@ -553,7 +635,7 @@ class LaneEvaluator:
                 return None
         if k >= 32:
             return 32
-        if int(v.lanes.max()) >= (1 << k):
+        if max(v.lanes) >= (1 << k):
             return None
         return k
 
@@ -566,12 +648,12 @@ class LaneEvaluator:
         d = a.term_dict()
         for k, c in b.terms:
             d[k] = d.get(k, 0) + c
-        return Value((a.lanes + b.lanes) & _U64(MASK), _terms(d))
+        return Value(tuple([(x + y) & MASK for x, y in zip(a.lanes, b.lanes)]), _terms(d))
 
     def neg(self, a: Value) -> Value:
         if not a.known:
             return a
-        return Value((_U64(1 << 32) - a.lanes) & _U64(MASK), tuple((k, -c) for k, c in a.terms))
+        return Value(tuple([-x & MASK for x in a.lanes]), tuple((k, -c) for k, c in a.terms))
 
     def sub(self, a: Value, b: Value) -> Value:
         return self.add(a, self.neg(b))
@@ -582,12 +664,12 @@ class LaneEvaluator:
         if not b.known:
             return b
         if a.concrete and b.concrete:
-            return Value((a.lanes * b.lanes) & _U64(MASK))
+            return Value(tuple([(x * y) & MASK for x, y in zip(a.lanes, b.lanes)]))
         ca, cb = self.uniform_everywhere(a), self.uniform_everywhere(b)
         if ca is not None or cb is not None:
             c, v = (ca, b) if ca is not None else (cb, a)
             sc = c if c < (1 << 31) else c - (1 << 32)
-            return Value((v.lanes * _U64(c)) & _U64(MASK), _terms({k: x * sc for k, x in v.terms}))
+            return Value(tuple([(x * c) & MASK for x in v.lanes]), _terms({k: x * sc for k, x in v.terms}))
         if self.wave_uniform(a) and self.wave_uniform(b):
             return self.fresh(what or "product")
         return unknown(f"{what or 'a product'} multiplies a per-lane value by a runtime uniform value")
@@ -599,7 +681,7 @@ class LaneEvaluator:
         if c is not None:
             return self.mul(a, self.const(1 << (c & 31)), what)
         if a.concrete and n.concrete:
-            return Value((a.lanes << (n.lanes & _U64(31))) & _U64(MASK))
+            return Value(tuple([(x << (y & 31)) & MASK for x, y in zip(a.lanes, n.lanes)]))
         return self._fallback(what, a, n)
 
     def lshr(self, a: Value, n: Value, what: str = "") -> Value:
@@ -607,7 +689,7 @@ class LaneEvaluator:
         if not a.known:
             return a
         if a.concrete and n.known and n.concrete:
-            return Value(a.lanes >> (n.lanes & _U64(31)))
+            return Value(tuple([x >> (y & 31) for x, y in zip(a.lanes, n.lanes)]))
         if c is None:
             return self._fallback(what, a, n)
         c &= 31
@@ -620,20 +702,19 @@ class LaneEvaluator:
         else:
             sym = self.fresh(f"({what})>>{c}" if what else f"uniform>>{c}", lo >> c, hi >> c, max(0, self.tz(a.terms) - c))
             terms = sym.terms
-        low = a.lanes >> _U64(c) if c <= k else np.zeros(self.n, dtype=_U64)
+        low = tuple([x >> c for x in a.lanes]) if c <= k else self._lanes_const(0)
         return Value(low, terms)
 
     def ashr(self, a: Value, n: Value, what: str = "") -> Value:
         if not a.known:
             return a
         if a.concrete and n.known and n.concrete:
-            s = a.lanes.astype(np.int64)
-            s = np.where(s >= (1 << 31), s - (1 << 32), s)
-            return Value((s >> (n.lanes & _U64(31)).astype(np.int64)).astype(np.int64).astype(_U64) & _U64(MASK))
+            return Value(tuple([((x - (1 << 32) if x >> 31 else x) >> (y & 31)) & MASK
+                                for x, y in zip(a.lanes, n.lanes)]))
         k = self._split(a)
         if k is not None:
             lo, hi = self.bounds(a.terms)
-            if hi + int(a.lanes.max()) < (1 << 31):
+            if hi + max(a.lanes) < (1 << 31):
                 return self.lshr(a, n, what)
         return self._fallback(what, a, n)
 
@@ -643,7 +724,7 @@ class LaneEvaluator:
         if not b.known:
             return b
         if a.concrete and b.concrete:
-            return Value(a.lanes & b.lanes)
+            return Value(tuple([x & y for x, y in zip(a.lanes, b.lanes)]))
         if a.concrete:
             a, b = b, a
         if b.concrete:  # a has terms, b is a per-lane mask
@@ -652,43 +733,42 @@ class LaneEvaluator:
                 lo, hi = self.bounds(a.terms)
                 nb = max(hi.bit_length(), k)
                 need = ((1 << nb) - 1) & ~((1 << k) - 1)
-                mhi = b.lanes & _U64(need)
-                low = a.lanes & b.lanes & _U64((1 << k) - 1)
-                if bool((mhi == _U64(need)).all()):
+                low_mask = (1 << k) - 1
+                low = tuple([x & y & low_mask for x, y in zip(a.lanes, b.lanes)])
+                if all(y & need == need for y in b.lanes):
                     return Value(low, a.terms)
-                if bool((mhi == _U64(0)).all()):
+                if all(y & need == 0 for y in b.lanes):
                     return Value(low)
                 if self.uniform_everywhere(b) is not None:
                     # S & mask depends on S only: still one value per wave
-                    sym = self.fresh(f"({what})&{int(b.lanes[0]):#x}", 0, min(hi, int(b.lanes[0])), k)
+                    sym = self.fresh(f"({what})&{b.lanes[0]:#x}", 0, min(hi, b.lanes[0]), k)
                     return Value(low, sym.terms)
         return self._fallback(what, a, b)
 
-    def bor(self, a: Value, b: Value, what: str = "", op=np.bitwise_or) -> Value:
+    def bor(self, a: Value, b: Value, what: str = "", op=operator.or_) -> Value:
         if not a.known:
             return a
         if not b.known:
             return b
         if a.concrete and b.concrete:
-            return Value(op(a.lanes, b.lanes))
+            return Value(tuple(map(op, a.lanes, b.lanes)))
         if a.concrete:
             a, b = b, a
         if b.concrete:
             k = self._split(a)
-            if k is not None and int(b.lanes.max()) < (1 << k):
-                return Value(op(a.lanes, b.lanes), a.terms)
+            if k is not None and max(b.lanes) < (1 << k):
+                return Value(tuple(map(op, a.lanes, b.lanes)), a.terms)
         return self._fallback(what, a, b)
 
     def bxor(self, a: Value, b: Value, what: str = "") -> Value:
-        return self.bor(a, b, what, np.bitwise_xor)
+        return self.bor(a, b, what, operator.xor)
 
     def bfe(self, a: Value, off: Value, width: Value, signed: bool, what: str = "") -> Value:
         o, w = self.uniform_everywhere(off), self.uniform_everywhere(width)
         if o is None or w is None:
             if a.concrete and off.concrete and width.concrete:
-                vals = [self._bfe_int(int(x), int(p) & 31, int(q) & 31, signed)
-                        for x, p, q in zip(a.lanes, off.lanes, width.lanes)]
-                return Value(np.array(vals, dtype=_U64))
+                return Value(tuple([self._bfe_int(x, p & 31, q & 31, signed)
+                                    for x, p, q in zip(a.lanes, off.lanes, width.lanes)]))
             return self._fallback(what, a, off, width)
         return self._bfe_const(a, o & 31, w & 31, signed, what)
 
@@ -705,15 +785,17 @@ class LaneEvaluator:
         if w == 0:
             return self.const(0)
         if a.concrete:
-            return Value(np.array([self._bfe_int(int(x), o, w, signed) for x in a.lanes], dtype=_U64)) \
-                if signed else Value((a.lanes >> _U64(o)) & _U64((1 << w) - 1))
+            if signed:
+                return Value(tuple([self._bfe_int(x, o, w, True) for x in a.lanes]))
+            field = (1 << w) - 1
+            return Value(tuple([(x >> o) & field for x in a.lanes]))
         u = self.band(self.lshr(a, self.const(o), what), self.const((1 << w) - 1), what)
         if not signed or not u.known:
             return u
         if u.concrete:
-            return Value(np.array([self._bfe_int(int(x), 0, w, True) for x in u.lanes], dtype=_U64))
+            return Value(tuple([self._bfe_int(x, 0, w, True) for x in u.lanes]))
         lo, hi = self.bounds(u.terms)
-        if lo >= 0 and hi + int(u.lanes.max()) < (1 << (w - 1)):
+        if lo >= 0 and hi + max(u.lanes) < (1 << (w - 1)):
             return u
         return self._fallback(what, a)
 
@@ -726,14 +808,14 @@ class LaneEvaluator:
             return f
         if not t.known:
             return t
-        bits = (mask.lanes >> self.layout.lane) & _U64(1)
+        bits = [(m >> ln) & 1 for m, ln in zip(mask.lanes, self.layout.lane)]
         if f.terms != t.terms:
-            if bool((bits == _U64(1)).all()):
+            if all(bits):
                 return t
-            if bool((bits == _U64(0)).all()):
+            if not any(bits):
                 return f
             return unknown(f"{what} selects per lane between different uniform values")
-        return Value(np.where(bits == _U64(1), t.lanes, f.lanes).astype(_U64), t.terms)
+        return Value(tuple([y if c else x for c, x, y in zip(bits, f.lanes, t.lanes)]), t.terms)
 
     def _fallback(self, what: str, *vals: Value) -> Value:
         for v in vals:
@@ -759,28 +841,24 @@ class LaneEvaluator:
 
     def _value(self, reg: str, index: int) -> Value:
         b = self.cfg.block_of[index]
-        blk = self.cfg.blocks[b]
-        instrs = self.program.instrs
-        for i in range(index - 1, blk.first - 1, -1):
-            if self._writes(i, reg):
-                return self._def_value(i, reg)
+        i = self._last_write(b, reg, index)
+        if i >= 0:
+            return self._def_value(i, reg)
         return self._entry_value(b, reg)
 
     def _exit_value(self, b: int, reg: str) -> Value:
-        blk = self.cfg.blocks[b]
-        instrs = self.program.instrs
-        for i in range(blk.last - 1, blk.first - 1, -1):
-            if self._writes(i, reg):
-                return self._def_value(i, reg)
+        i = self._last_write(b, reg, self.cfg.blocks[b].last)
+        if i >= 0:
+            return self._def_value(i, reg)
         return self._entry_value(b, reg)
 
     def _kernel_entry(self, reg: str) -> Value:
         if reg == "v0":
             lay = self.layout
             terms = {}
-            packed = lay.x.copy()
+            packed = lay.x
             if lay.y is not None:
-                packed |= (lay.y << _U64(10)) | (lay.z << _U64(20))
+                packed = tuple([x | (y << 10) | (z << 20) for x, y, z in zip(lay.x, lay.y, lay.z)])
             else:
                 self.symbol("threadIdx.y", 0, 1023, 0)
                 self.symbol("threadIdx.z", 0, 1023, 0)
@@ -872,9 +950,9 @@ class LaneEvaluator:
             rest = Value(v.lanes, _terms(d))
             if self.varying(rest) or not self.wave_uniform(rest):
                 return unknown(f"{reg} changes per lane from one iteration to the next of the loop at {label}")
-            if rest.terms or (rest.lanes != _U64(0)).any():
+            if rest.terms or any(rest.lanes):
                 induction = True
-                step_tz = min(step_tz, self.tz(rest.terms), *(_v2(int(x)) for x in np.unique(rest.lanes)))
+                step_tz = min(step_tz, self.tz(rest.terms), *(_v2(x) for x in set(rest.lanes)))
         if not init:
             return unknown(f"{reg} has no value on entry to {label}")
         base = init[0]
@@ -888,11 +966,11 @@ class LaneEvaluator:
                 diff = self.sub(v, base)
                 if self.varying(diff) or not self.wave_uniform(diff):
                     return unknown(f"{reg} holds different per-lane values on the paths into {label}")
-                signed = diff.lanes.astype(np.int64)
-                signed = np.where(signed >= (1 << 31), signed - (1 << 32), signed)
+                distinct = set(diff.lanes)
+                signed = [x - (1 << 32) if x >> 31 else x for x in distinct]
                 dlo, dhi = self.bounds(diff.terms)
-                lo, hi = min(lo, dlo + int(signed.min())), max(hi, dhi + int(signed.max()))
-                tzs.append(min(self.tz(diff.terms), *(_v2(int(x)) for x in np.unique(diff.lanes))))
+                lo, hi = min(lo, dlo + min(signed)), max(hi, dhi + max(signed))
+                tzs.append(min(self.tz(diff.terms), *(_v2(x) for x in distinct)))
             merged = self.add(base, self.fresh(f"phi({reg}@{label})", lo, hi, min(tzs)))
         if induction:
             merged = self.add(merged, self.fresh(f"iter({reg}@{label})", -(1 << 40), 1 << 40, step_tz))
@@ -1009,8 +1087,8 @@ class LaneEvaluator:
         if m == "v_readfirstlane_b32":
             v = src(0)
             if v.known and not self.varying(v) and self.n % self.ws == 0:
-                first = v.lanes.reshape(-1, self.ws)[:, 0]
-                return Value(np.repeat(first, self.ws).astype(_U64), v.terms)
+                ws = self.ws
+                return Value(tuple([v.lanes[t - t % ws] for t in range(self.n)]), v.terms)
             return None
         if m in ("v_add_nc_u32", "v_add_u32", "v_add_nc_i32", "s_add_u32", "s_add_i32"):
             return self.add(src(0), src(1))
@@ -1033,9 +1111,8 @@ class LaneEvaluator:
             a, b, c0, c1 = src(0), src(1), src(2, 0), src(2, 1)
             hi: Value | None = None
             if all(v.concrete for v in (a, b, c0, c1)) and m == "v_mad_u64_u32":
-                vals = [((int(x) * int(y) + (int(p) | int(q) << 32)) >> 32) & MASK
-                        for x, y, p, q in zip(a.lanes, b.lanes, c0.lanes, c1.lanes)]
-                hi = Value(np.array(vals, dtype=_U64))
+                hi = Value(tuple([((x * y + (p | q << 32)) >> 32) & MASK
+                                  for x, y, p, q in zip(a.lanes, b.lanes, c0.lanes, c1.lanes)]))
             return [lo, hi or unknown(f"high half of {what}")]
         if m in ("v_lshlrev_b32", "v_lshlrev_b16"):
             return self.shl(src(1), src(0), what)
@@ -1087,9 +1164,8 @@ class LaneEvaluator:
         if m == "v_mbcnt_lo_u32_b32":
             mask, add = src(0), src(1)
             if mask.concrete:
-                below = (_U64(1) << self.layout.lane) - _U64(1)
-                bits = mask.lanes & below & _U64(MASK)
-                count = np.array([bin(int(x)).count("1") for x in bits], dtype=_U64)
+                count = tuple([bin(x & ((1 << ln) - 1) & MASK).count("1")
+                               for x, ln in zip(mask.lanes, self.layout.lane)])
                 return self.add(Value(count), add)
             return None
         if m == "v_mbcnt_hi_u32_b32":
@@ -1101,9 +1177,8 @@ class LaneEvaluator:
             low = self.shl(lo, src(0), what)
             if n is not None and lo.concrete and hi.concrete:
                 n &= 63
-                full = [((int(a) | int(b) << 32) << n) for a, b in zip(lo.lanes, hi.lanes)]
-                return [Value(np.array([x & MASK for x in full], dtype=_U64)),
-                        Value(np.array([(x >> 32) & MASK for x in full], dtype=_U64))]
+                full = [((a | b << 32) << n) for a, b in zip(lo.lanes, hi.lanes)]
+                return [Value(tuple([x & MASK for x in full])), Value(tuple([(x >> 32) & MASK for x in full]))]
             return [low, unknown(f"high half of {what}")]
         if m in ("v_cndmask_b32", "s_cselect_b32"):
             if m == "s_cselect_b32":
@@ -1139,14 +1214,16 @@ class LaneEvaluator:
                 cin = src(2)
                 if not cin.concrete:
                     return [unknown(f"{what} adds a carry isalint cannot evaluate"), None]
-                carry_in = (cin.lanes >> self.layout.lane) & _U64(1)
+                carry_in = tuple([(x >> ln) & 1 for x, ln in zip(cin.lanes, self.layout.lane)])
                 low = self.add(low, Value(carry_in))
             carry: Value | None = None
             if a.concrete and b.concrete:
                 if m.startswith("v_sub"):
-                    c = (a.lanes < b.lanes).astype(_U64)
+                    c = [int(x < y) for x, y in zip(a.lanes, b.lanes)]
+                elif carry_in is not None:
+                    c = [((x + y + z) >> 32) & 1 for x, y, z in zip(a.lanes, b.lanes, carry_in)]
                 else:
-                    c = ((a.lanes + b.lanes + (carry_in if carry_in is not None else _U64(0))) >> _U64(32)) & _U64(1)
+                    c = [((x + y) >> 32) & 1 for x, y in zip(a.lanes, b.lanes)]
                 carry = Value(self._wave_mask(c))
             return [low, carry]
         if m.startswith("v_cmp_") and not m.startswith("v_cmpx"):
@@ -1156,26 +1233,34 @@ class LaneEvaluator:
             a, b = src(0), src(1)
             op, signed = mm.group(1), mm.group(2) == "i"
             if a.concrete and b.concrete:
-                x, y = a.lanes.astype(np.int64), b.lanes.astype(np.int64)
+                x, y = a.lanes, b.lanes
                 if signed:
-                    x = np.where(x >= (1 << 31), x - (1 << 32), x)
-                    y = np.where(y >= (1 << 31), y - (1 << 32), y)
-                r = {"eq": x == y, "ne": x != y, "lg": x != y, "lt": x < y, "le": x <= y, "gt": x > y,
-                     "ge": x >= y}[op]
-                return Value(self._wave_mask(r.astype(_U64)))
+                    x = [v - (1 << 32) if v >> 31 else v for v in x]
+                    y = [v - (1 << 32) if v >> 31 else v for v in y]
+                cmp = {"eq": operator.eq, "ne": operator.ne, "lg": operator.ne, "lt": operator.lt, "le": operator.le,
+                       "gt": operator.gt, "ge": operator.ge}[op]
+                return Value(self._wave_mask(list(map(cmp, x, y))))
             if a.known and b.known and a.terms == b.terms and op in ("eq", "ne", "lg"):
-                r = (a.lanes == b.lanes) if op == "eq" else (a.lanes != b.lanes)
-                return Value(self._wave_mask(r.astype(_U64)))
+                cmp = operator.eq if op == "eq" else operator.ne
+                return Value(self._wave_mask(list(map(cmp, a.lanes, b.lanes))))
             return [unknown(f"{what} compares values isalint cannot evaluate")]
         return None
 
-    def _wave_mask(self, bits: np.ndarray) -> np.ndarray:
+    def _wave_mask(self, bits) -> tuple[int, ...]:
         """Per-lane 0/1 bits -> each wave's 32-bit mask, broadcast to its lanes."""
-        if self.n % self.ws:
-            return np.zeros(self.n, dtype=_U64)
-        w = (bits.reshape(-1, self.ws) & _U64(1)) << np.arange(self.ws, dtype=_U64)[None, :]
-        masks = (np.bitwise_or.reduce(w, axis=1) & _U64(MASK)) if self.ws == 32 else np.bitwise_or.reduce(w, axis=1)
-        return np.repeat(masks, self.ws).astype(_U64)
+        ws = self.ws
+        if self.n % ws:
+            return self._lanes_const(0)
+        out: list[int] = []
+        for lo in range(0, self.n, ws):
+            mask = 0
+            for ln, bit in enumerate(bits[lo:lo + ws]):
+                if bit & 1:
+                    mask |= 1 << ln
+            if ws == 32:
+                mask &= MASK
+            out.extend([mask] * ws)
+        return tuple(out)
 
     def _simm16(self, v: Value) -> Value:
         c = self.uniform_everywhere(v)
@@ -1188,9 +1273,9 @@ class LaneEvaluator:
         if not v.known:
             return v
         if v.concrete:
-            return Value(v.lanes & _U64(0xFFFFFF))
+            return Value(tuple([x & 0xFFFFFF for x in v.lanes]))
         lo, hi = self.bounds(v.terms)
-        if lo >= 0 and hi + int(v.lanes.max()) < (1 << 24):
+        if lo >= 0 and hi + max(v.lanes) < (1 << 24):
             return v
         return self.band(v, self.const(0xFFFFFF), what)
 
@@ -1256,7 +1341,7 @@ class LaneEvaluator:
             unit = width * (64 if stride64 else 1)
             offs = tuple(((stmt.modifier(n).int_value() or 0) if stmt.modifier(n) else 0) * unit
                          for n in ("offset0", "offset1"))
-        addrs = [(v.lanes + _U64(o)) & _U64(MASK) for o in offs]
+        addrs = [tuple([(x + o) & MASK for x in v.lanes]) for o in offs]
         return LdsAccess(ins.index, ins.opcode, kind, width, addrs, v.terms, reg, offs)
 
 
