@@ -195,3 +195,17 @@ def test_cli_fix_and_json(kernel5, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "isalint", "check", "--select", "META001", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_wave_size_consistency():
+    body = ('\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"\n\t.globl kernel\n\t.type kernel,@function\nkernel:\n'
+            "\tv_cmp_gt_u32_e32 vcc_lo, 64, v0\n\ts_and_saveexec_b32 s4, vcc_lo\n\ts_endpgm\n"
+            "\t.amdhsa_kernel kernel\n\t\t.amdhsa_user_sgpr_count 2\n\t\t.amdhsa_wavefront_size32 0\n"
+            "\t\t.amdhsa_next_free_vgpr 1\n\t\t.amdhsa_next_free_sgpr 5\n\t.end_amdhsa_kernel\n"
+            "\t.amdgpu_metadata\n---\namdhsa.kernels:\n  - .name:           kernel\n    .symbol:         kernel.kd\n"
+            "    .wavefront_size: 32\n...\n\t.end_amdgpu_metadata\n")
+    found = meta(analysis_of(body, "w64.s"))
+    errors = sorted((d.line, d.message.split(":")[0]) for d in found if d.severity == "error")
+    assert errors == [(5, "vcc_lo is half a lane mask, but this is a wave64 kernel (.amdhsa_wavefront_size32 0)"),
+                      (6, "vcc_lo is half a lane mask, but this is a wave64 kernel (.amdhsa_wavefront_size32 0)"),
+                      (19, "metadata .wavefront_size 32 disagrees with the descriptor (.amdhsa_wavefront_size32 0")]

@@ -69,3 +69,17 @@ def test_lds_limited_suggestion():
     a = Analysis.from_path(str(SNIPPETS / "occ001" / "lds_limited.s"))
     (d,) = check_analysis(a, ["OCC001"])
     assert "limited by LDS" in d.message and "at most 21845 bytes of LDS per workgroup for 12 waves" in d.message
+
+
+def test_json_output(kernel5):
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "isalint", "check", "--select", "OCC001", "--format", "json",
+                           str(kernel5)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr  # an info finding is a finding
+    data = json.loads(proc.stdout)
+    items = data if isinstance(data, list) else data.get("diagnostics", data)
+    assert [(d["code"], d["severity"], d["line"]) for d in items] == [("OCC001", "info", 1175)]
+    assert "7 waves/SIMD" in items[0]["message"]
