@@ -285,17 +285,16 @@ class Group:
     # -- completing outstanding operations ------------------------------------------------
     def complete(self, e: Pending) -> None:
         """Complete ``e`` for the waves of this group; drop it from this group's queue."""
-        mine = e.left.intersection(self.waves.tolist()) if e.waves.size != self.waves.size or \
-            e.waves.tobytes() != self.wkey else e.left
-        if mine:
-            if len(mine) == e.waves.size and e.waves.tobytes() == self.wkey:
-                e.apply(self, slice(None), slice(None))
-            else:
+        same = e.waves.size == self.waves.size and e.waves.tobytes() == self.wkey
+        if same and len(e.left) == e.waves.size:  # the common case: one group issued and completes it
+            e.apply(self, slice(None), slice(None))
+            e.left.clear()
+        else:
+            mine = e.left.intersection(self.waves.tolist())
+            if mine:
                 sel = np.array(sorted(mine), dtype=I64)
-                rows_e = np.searchsorted(e.waves, sel)
-                rows_g = np.searchsorted(self.waves, sel)
-                e.apply(self, rows_e, rows_g)
-            e.left.difference_update(mine)
+                e.apply(self, np.searchsorted(e.waves, sel), np.searchsorted(self.waves, sel))
+                e.left.difference_update(mine)
         self.queues[e.queue].remove(e)
 
     def retire_due(self, clock: int) -> None:
@@ -316,9 +315,10 @@ class Group:
         else:
             counts: dict[int, int] = {}
             doomed = []
+            here = set(self.waves.tolist())
             for e in reversed(q):
                 must = False
-                for w in e.left:
+                for w in e.left & here:
                     counts[w] = counts.get(w, 0) + 1
                     if counts[w] > limit:
                         must = True
