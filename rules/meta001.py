@@ -243,6 +243,16 @@ def metadata_fields(program) -> dict[str, dict[str, Field]]:
     for name, entry in zip(names, entries):
         if name is not None:
             out[name] = entry
+    # a document not in the compiler's block style: take the parsed values, without a position
+    anchor = next((ln for ln in program.source.lines if ln.kind == "directive" and ln.directive == ".amdgpu_metadata"),
+                  None)
+    for k in program.kernels:
+        if not isinstance(k.metadata, dict) or anchor is None:
+            continue
+        entry = out.setdefault(k.name, {})
+        for key, value in k.metadata.items():
+            if key not in entry and isinstance(value, int) and not isinstance(value, bool):
+                entry[key] = Field(value, anchor, 0, 0)
     return out
 
 
@@ -277,7 +287,7 @@ def check(analysis):
 
 
 def _reg_range(prefix: str, n: int) -> str:
-    return f"{prefix}0-{prefix}{n - 1}" if n > 0 else "none"
+    return f"only {prefix}0-{prefix}{n - 1}" if n > 0 else "no register"
 
 
 def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: dict):
@@ -288,12 +298,14 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     nfv = descriptor_field(kernel, ".amdhsa_next_free_vgpr")
     need_v = res.vgprs
     if nfv is not None:
-        if need_v > 256:
+        if res.vgpr_at is None:
+            pass  # the code uses no VGPR: nothing can be too low
+        elif need_v > 256:
             yield at_instr(program, res.vgpr_at, CODE, "error", f"v{res.max_vgpr} does not exist: a wave addresses "
                            "at most 256 VGPRs (v0-v255)")
         elif need_v > nfv.value:
             yield at_instr(program, res.vgpr_at, CODE, "error",
-                           f"v{res.max_vgpr} is used but .amdhsa_next_free_vgpr is {nfv.value}: the wave owns only "
+                           f"v{res.max_vgpr} is used but .amdhsa_next_free_vgpr is {nfv.value}: the wave owns "
                            f"{_reg_range('v', nfv.value)}; declare {need_v}", fix=fix)
         elif nfv.value > need_v:
             yield at_line(path, nfv.line, CODE, "info",

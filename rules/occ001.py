@@ -1,9 +1,9 @@
 """OCC001: occupancy - waves per SIMD and what limits them.
 
 ## What it finds
-For each kernel below the hardware maximum of 16 waves per SIMD, how many waves each SIMD can hold at once, from its three
-per-kernel limits, which one is the limit, and what it takes to reach the next
-step:
+For each kernel below the hardware maximum of 16 waves per SIMD: how many
+waves each SIMD can hold at once, from its three per-kernel limits, which one
+is the limit, and what it takes to reach the next step:
 
 - **VGPRs.** A gfx1100 SIMD has 1536 VGPRs per lane in wave32 (768 in wave64),
   handed out in blocks of 24 (wave32) or 12 (wave64) registers: a wave32 kernel

@@ -59,7 +59,8 @@ def test_kernel5_message(kernel5):
     (d,) = check_analysis(a, ["OCC001"])
     assert d.severity == "info" and d.line == 1175  # .amdhsa_next_free_vgpr 208
     for piece in ("occupancy 7 waves/SIMD (of 16), limited by VGPRs", "208 VGPRs are allocated as 216",
-                  "LDS 8320 bytes/workgroup of 64 KiB per CU (2 SIMDs) -> 14", "free 16 VGPRs (208 -> 192) for 8 waves"):
+                  "LDS 8320 bytes/workgroup of 64 KiB per CU (2 SIMDs) -> 14",
+                  "free 16 VGPRs (208 -> 192) for 8 waves"):
         assert piece in d.message
 
 

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import KERNEL5, all_real_kernels
+from conftest import all_real_kernels
 
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
@@ -227,7 +227,7 @@ def test_every_wait_mutation_of_kernel5(kernel5):
             # every report is a real hazard, and once each reported instruction gets the wait the
             # message asks for, the oracle finds no unsafe use anywhere else
             assert found <= hazard_lines, f"{what}: WAIT001 at {sorted(found - hazard_lines)} is not a hazard"
-            assert first_lines == found, f"{what}: oracle after the fixes {sorted(first_lines)}, WAIT001 {sorted(found)}"
+            assert first_lines == found, f"{what}: oracle after fixes {sorted(first_lines)}, WAIT001 {sorted(found)}"
             first_use = _first_reached(a, line, hazard_lines)
             assert first_use in found, f"{what}: the first unsafe use (line {first_use}) is not reported"
             assert all("needs s_waitcnt" in d.message for d in errors)

@@ -31,6 +31,9 @@ def _targets(program, kernel, res, comments: dict, meta: dict, legacy: bool):
 
     def add(fld, value, label):
         if fld is not None and fld.value != value:
+            if fld.end == 0:
+                raise FixRefused(f"kernel {kernel.name}: {label} is in a metadata document isalint cannot edit in "
+                                 "place (not in the compiler's block style)")
             out.append((fld, value, label))
 
     old_v = None
