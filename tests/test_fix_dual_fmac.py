@@ -35,12 +35,12 @@ OUTCOMES = {
     "gemm_lds_padded.s": None,
     "gmem_chained.s": None,
     "gmem_sgpr_base.s": None,
+    "gemm_register_tiled.s": None,  # 8 outer products per iteration (the k loop unrolled)
+    "gemm_register_tiled.hipcc.s": None,
+    "gemm_double_buffered.s": None,  # the FMA block is one block of a 4-block loop
     "gemm_lds_padded.hipcc.s": r":609: accumulator v92 is also used by 'scratch_store_b32 .*' \(spilled to scratch\)",
-    "gemm_register_tiled.s": r":210: accumulator v85 is updated more than once per iteration",
-    "gemm_register_tiled.hipcc.s": r":214: accumulator v72 is updated more than once per iteration",
-    "gemm_double_buffered.s": r":222: loop \.LBB0_6 spans 4 basic blocks",
-    "gemm_spill.s": r":224: loop \.LBB0_6 spans 4 basic blocks",
-    "gemm_lds_tiled.s": r":71: accumulator v4 is updated more than once per iteration",
+    "gemm_spill.s": r":719: 's_barrier' sits inside the FMA block and cannot be moved",
+    "gemm_lds_tiled.s": r":69: FMA source v21 comes from 'ds_load_2addr_b32 v\[21:22\], v6 offset1:32'",
     "gemm_naive.s": r":55: FMA source v4 comes from 'global_load_b32 v4, v\[1:2\], off'",
     "lds_transpose_conflict.s": r"the kernel has no loop to rewrite",
     "lds_transpose_padded.s": r"the kernel has no loop to rewrite",
@@ -72,27 +72,28 @@ def check_loop(text: str, label: str) -> dict:
     analysis, body = loop_instrs(text, label)
     singles = [i for i in body if not i.is_vopd and i.opcode.startswith(("v_fmac", "v_fma_"))]
     assert not singles, f"single FMAs left: {[i.text() for i in singles]}"
-    duals = [i for i in body if i.is_vopd]
+    duals = [i for i in body if i.is_vopd and any(s.mnemonic == "v_dual_fmac_f32" for s in i.stmts)]
     assert duals and all(s.mnemonic == "v_dual_fmac_f32" for i in duals for s in i.stmts)
     for ins in duals:
         errors = [v.message for v in check_pair(ins.stmts[0], ins.stmts[1]) if v.severity == "error"]
         assert not errors, f"line {ins.lineno}: {errors}"
-    sim = bankmodel.simulate(body, loop=True)
-    # Each wait is exactly as loose as the next FMA allows: it waits for the newest load that
-    # FMA reads (LDS returns in order), no more.
-    loads = [i for i in body if i.klass == "lds"]
-    issued = 0
-    for n, ins in enumerate(body):
+    cfg = analysis.cfg
+    fma_block = cfg.blocks[cfg.block_of[duals[0].index]]
+    block = [analysis.program.instrs[i] for i in fma_block.indices()]
+    sim = bankmodel.simulate(duals, loop=True)
+    # Each wait before an FMA is exactly as loose as that FMA allows: it waits for the newest
+    # load the FMA reads (LDS operations complete in order), no more.
+    lds = []
+    for n, ins in enumerate(block):
         if ins.klass == "lds":
-            issued += 1
+            lds.append(ins)
         thr = wait_thresholds(ins) if ins.klass == "waitcnt" else None
-        if thr and "lgkmcnt" in thr:
-            nxt = body[n + 1]
-            reads = set(nxt.uses)
-            newest = max(k for k, ld in enumerate(loads[:issued]) if reads & set(ld.defs))
-            assert thr["lgkmcnt"] == issued - 1 - newest, f"line {ins.lineno}: {ins.text()}"
+        if thr and "lgkmcnt" in thr and block[n + 1] in duals:
+            reads = set(block[n + 1].uses)
+            newest = max(k for k, ld in enumerate(lds) if reads & set(ld.defs))
+            assert thr["lgkmcnt"] == len(lds) - 1 - newest, f"line {ins.lineno}: {ins.text()}"
     return {"duals": len(duals), "stalls": sim.stall_cycles, "vopd": sum(1 for s in sim.valu_steps if s.op.is_vopd),
-            "loads": len(loads), "analysis": analysis}
+            "loads": sum(1 for i in block if i.opcode.startswith("ds_load")), "analysis": analysis}
 
 
 def vgprs_declared(text: str) -> int:
@@ -228,7 +229,7 @@ def test_every_fixture_kernel_has_an_expected_outcome():
     assert set(OUTCOMES) == {p.name for p in KERNELS.glob("*.s")}
 
 
-@pytest.mark.parametrize("name", [n for n, o in sorted(OUTCOMES.items()) if o is None][:1])
+@pytest.mark.parametrize("name", ["gemm_register_tiled.s", "gemm_double_buffered.s"])
 def test_fixture_validates_in_the_emulator(name):
     _toolchain()
     from isalint.validate.equivalence import check_rewrite
@@ -239,10 +240,10 @@ def test_fixture_validates_in_the_emulator(name):
 
 def test_refused_fixture_cli_writes_nothing(tmp_path):
     out = tmp_path / "out.s"
-    res = subprocess.run([sys.executable, "-m", "isalint", "fix", "--dual-fmac", str(KERNELS / "gemm_register_tiled.s"),
+    res = subprocess.run([sys.executable, "-m", "isalint", "fix", "--dual-fmac", str(KERNELS / "gemm_lds_padded.hipcc.s"),
                           "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 1
-    assert "refused" in res.stderr and "gemm_register_tiled.s:210" in res.stderr
+    assert "refused" in res.stderr and "gemm_lds_padded.hipcc.s:609" in res.stderr
     assert "input left untouched" in res.stderr
     assert not out.exists()
 

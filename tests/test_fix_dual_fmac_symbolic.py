@@ -26,6 +26,7 @@ KERNEL5 = ROOT.parent / "shared" / "corpus" / "kernel5.s"
 _FMA = {"v_fmac_f32", "v_fmac_f32_e32", "v_fmac_f32_e64", "v_dual_fmac_f32"}
 _MOV = {"v_mov_b32", "v_mov_b32_e32", "v_dual_mov_b32"}
 _SKIP = {"waitcnt", "delay", "nop"}
+_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
 
 
 class Interner:
@@ -99,6 +100,16 @@ def run(program, decisions: list[bool], intern: Interner, max_steps: int = 200_0
                 log.append((name, tuple(m.text for m in stmt.modifiers),
                             tuple(v for o in ops for v in _operand_values(regs, intern, o)), epoch))
                 epoch += 1
+            elif name in _WIDE_MAD and len(ops) == 5 and ops[4].kind == "vgpr" and ops[0].kind == "vgpr":
+                # The low dword of a 64-bit multiply-add depends only on the low dwords of its inputs.
+                lo_inputs = tuple(v for o in ops[2:4] for v in _operand_values(regs, intern, o)) + (
+                    _value(regs, intern, ops[4].registers()[0]),)
+                full = tuple(_value(regs, intern, r) for r in ins.uses)
+                d = ops[0].registers()
+                writes[d[0]] = intern("op", name + ".lo", (), (), lo_inputs, 0)
+                writes[d[1]] = intern("op", name, (), (), full, 1)
+                for n, r in enumerate(ins.defs[2:]):
+                    writes[r] = intern("op", name, (), (), full, 2 + n)
             elif len(ins.stmts) == 1:
                 inputs = tuple(_value(regs, intern, r) for r in ins.uses)
                 mods = tuple(m.text for m in stmt.modifiers)
@@ -144,7 +155,8 @@ def test_kernel5_rewrite_is_dataflow_equivalent():
     assert_equivalent(original, _rewrite(original, str(KERNEL5)), seeds=range(4))
 
 
-@pytest.mark.parametrize("name", ["gemm_lds_padded.s", "gmem_chained.s", "gmem_sgpr_base.s"])
+@pytest.mark.parametrize("name", ["gemm_lds_padded.s", "gmem_chained.s", "gmem_sgpr_base.s", "gemm_register_tiled.s",
+                                  "gemm_register_tiled.hipcc.s", "gemm_double_buffered.s"])
 def test_fixture_rewrite_is_dataflow_equivalent(name):
     original = (KERNELS / name).read_text()
     assert_equivalent(original, _rewrite(original, name), seeds=range(3))

@@ -34,7 +34,7 @@ from .dual_fmac_detect import FmaBlock, find_block, vgpr_number
 from .dual_fmac_emit import Edits, fmac_line, indent_of, load_line, move_lines, sequential_moves
 from .dual_fmac_region import MAX_VGPRS, Region, find_region
 from .dual_fmac_sched import (Layout, Schedule, assign_accumulators, choose_value_registers, dual_regs,
-                              pairs_of, provisional_model, search)
+                              pair_counts, pair_of_load, provisional_model, search)
 
 __all__ = ["apply", "plan"]
 
@@ -88,47 +88,50 @@ def bank_model(bankmodel, loop: bool = False):
 
 
 def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
-    a_pairs, b_pairs = pairs_of(fb)
-    n_cells = len(fb.cells)
-    if n_cells % 2:
-        raise FixRefused(f"{len(fb.cells)} FMAs cannot all be paired")
+    p, q = pair_counts(fb)
+    n_cells = 4 * p * q  # accumulators
     pool = set(range(MAX_VGPRS)) - region.busy
     value_pool = set(range(MAX_VGPRS)) - region.busy_values
     prefer = set(fb.value_regs)
     used_now = _highest_vgpr(analysis) + 1
+    n_phases = len(fb.phases)
+    prefix_phases = {_phase_of_load(fb, ld.order) for ld in fb.loads if fb.body.index(ld.index) < fb.first}
     best = None
-    for a_bank in (2, 0):
-        for limit in range(2, MAX_VGPRS + 1):
-            below = {r for r in pool if r < limit}
-            # Values first where only they can go (free in the loop, busy elsewhere in the region).
-            only_values = {r for r in value_pool if r < limit} - below
-            vals = choose_value_registers(fb, below | only_values, a_bank, limit, [only_values, prefer])
-            if vals is None:
-                continue
-            taken = {r + k for r in vals.values() for k in (0, 1)}
-            rest = below - taken
-            if (sum(1 for r in rest if r % 2 == 0) >= n_cells // 2
-                    and sum(1 for r in rest if r % 2 == 1) >= n_cells // 2):
-                cand = (max(limit, used_now), a_bank != 2, a_bank, vals, rest)
-                if best is None or cand[:2] < best[:2]:
-                    best = cand
-                break
+    for sets in ((2, 1) if n_phases > 1 else (1,)):
+        if max(prefix_phases) >= sets:
+            continue  # a product loaded before the first FMA would overwrite a set still in use
+        for a_bank in (2, 0):
+            for limit in range(2, MAX_VGPRS + 1):
+                below = {r for r in pool if r < limit}
+                # Values first where only they can go (free where they live, busy elsewhere in the region).
+                only_values = {r for r in value_pool if r < limit} - below
+                vals = choose_value_registers(fb, below | only_values, a_bank, limit, sets, [only_values, prefer])
+                if vals is None:
+                    continue
+                taken = {r + k for r in vals.values() for k in (0, 1)}
+                rest = below - taken
+                if (sum(1 for r in rest if r % 2 == 0) >= n_cells // 2
+                        and sum(1 for r in rest if r % 2 == 1) >= n_cells // 2):
+                    cand = (max(limit, used_now), -sets, a_bank != 2, sets, a_bank, vals, rest)
+                    if best is None or cand[:3] < best[:3]:
+                        best = cand
+                    break
+        if best is not None:
+            break
     if best is None:
-        need = n_cells + 2 * (len(a_pairs) + len(b_pairs))
+        need = n_cells + 4 * (p + q)
         raise FixRefused(f"not enough free VGPRs: the block needs {need} registers "
-                         f"({n_cells} accumulators and {2 * (len(a_pairs) + len(b_pairs))} for loaded values) "
+                         f"({n_cells} accumulators and {4 * (p + q)} for loaded values) "
                          f"and only {len(pool)} are free in the loop")
-    _, _, a_bank, vals, rest = best
-    layout = Layout(a_bank, vals)
+    _, _, _, sets, a_bank, vals, rest = best
+    layout = Layout(a_bank, sets, vals)
     sub_order = _subload_order(fb)
 
     def wait_cost(sch: Schedule) -> int:
         total, running = 0, -1
         for x, y in sch.duals:
             for h in (x, y):
-                a_key, b_key = h.cell
-                running = max(running, sub_order[("A", a_key[0], a_key[1] - a_key[1] % 2)],
-                              sub_order[("B", b_key[0], b_key[1] - b_key[1] % 2)])
+                running = max(running, sub_order[("A", h.ai // 2)], sub_order[("B", h.bi // 2)])
             total += running
         return total
 
@@ -137,20 +140,30 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     if accs is None:
         raise FixRefused("not enough free VGPRs of each parity for the accumulators")
     layout.acc_reg = accs
+    regs = [r for k in range(n_phases) for r in dual_regs(sched.duals, layout, k)]
     try:
         from .. import bankmodel
 
-        sched.model = bank_model(bankmodel, loop=True)(dual_regs(sched.duals, layout))
+        sched.model = bank_model(bankmodel, loop=True)(regs)
     except ImportError:  # pragma: no cover
-        sched.model = provisional_model(dual_regs(sched.duals, layout))
+        sched.model = provisional_model(regs)
     return layout, sched
 
 
+def _phase_of_load(fb: FmaBlock, order: int) -> int:
+    for ph in fb.phases:
+        if order in ph.loads:
+            return ph.index
+    raise KeyError(order)
+
+
 def _subload_order(fb: FmaBlock) -> dict[tuple, int]:
+    """(side, pair index) of the first product -> position of its ds_load_b64 among them."""
+    ph = fb.phases[0]
     order: dict[tuple, int] = {}
-    for ld in fb.loads:
+    for ld in sorted((fb.loads[n] for n in ph.loads), key=lambda ld: ld.order):
         for d in range(0, len(ld.regs), 2):
-            order[(ld.side, ld.order, d)] = len(order)
+            order[pair_of_load(ph, fb, ld.order, d)] = len(order)
     return order
 
 
@@ -188,14 +201,31 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     # New body as text, in order, without the lgkm waits from the first block load to the last
     # FMA (the only LDS operations there are the block's loads: those waits served the FMAs).
     first_load = min(body.index(ld.index) for ld in fb.loads)
-    for pos, i in enumerate(body):
+    for pos, i in enumerate(body[first_load: fb.last + 1], first_load):
         if instrs[i].counters and i not in load_by_index and "lgkmcnt" in instrs[i].counters:
-            raise FixRefused(f"{program.path}:{instrs[i].lineno}: the loop issues another LDS or scalar-memory "
-                             f"operation ('{instrs[i].text()}'); its waits cannot be re-derived safely")
+            raise FixRefused(f"{program.path}:{instrs[i].lineno}: another LDS or scalar-memory operation "
+                             f"('{instrs[i].text()}') among the block's loads and FMAs; their waits cannot be "
+                             "re-derived safely")
         if first_load <= pos <= fb.last and instrs[i].klass in ("barrier", "message"):
             raise FixRefused(f"{program.path}:{instrs[i].lineno}: '{instrs[i].text()}' between the loads and "
                              "the FMAs")
     new_body: list[tuple[str, int | None]] = []  # (text, original instr index or None)
+    phase_of = {ld.index: _phase_of_load(fb, ld.order) for ld in fb.loads}
+
+    def sub_loads(ld) -> list[tuple[str, None]]:
+        ph = fb.phases[phase_of[ld.index]]
+        ind = indent_of(instrs[ld.index].line)
+        out = []
+        for d in range(0, len(ld.regs), 2):
+            side, pair = pair_of_load(ph, fb, ld.order, d)
+            reg = layout.value_reg(ph.index, side, 2 * pair)
+            out.append((load_line(ind, reg, ld.addr, ld.offset + 4 * d), None))
+        return out
+
+    span_loads: dict[int, list] = {}  # product -> its loads that sat among the FMAs
+    for j in span:
+        if j in load_by_index:
+            span_loads.setdefault(phase_of[j], []).append(load_by_index[j])
     for pos, i in enumerate(body):
         if first_load < pos < fb.first and instrs[i].klass == "waitcnt":
             rest = _strip_lgkm(instrs[i])
@@ -203,32 +233,41 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
                 new_body.append((indent_of(instrs[i].line) + rest, None))
             continue
         if fb.first <= pos <= fb.last:
-            if i == span[0]:
-                for x, y in dual_regs(sched.duals, layout):
+            if i != span[0]:
+                continue
+            # Products in order; the loads of product k + sets go right after product k, into the
+            # register set product k has finished reading.
+            for k in range(layout.sets):
+                for ld in span_loads.get(k, []):
+                    new_body.extend(sub_loads(ld))
+            for k in range(len(fb.phases)):
+                for x, y in dual_regs(sched.duals, layout, k):
                     new_body.append((fmac_line(indent, x, y), None))
-                for j in span:
-                    if j in fma_set or j in fb.dropped and instrs[j].klass != "waitcnt":
-                        continue
-                    if instrs[j].klass == "waitcnt":
-                        rest = _strip_lgkm(instrs[j])
-                        if rest:
-                            new_body.append((indent_of(instrs[j].line) + rest, None))
-                        continue
-                    new_body.append((instrs[j].line.text, j))
+                for ld in span_loads.get(k + layout.sets, []):
+                    new_body.extend(sub_loads(ld))
+            for j in span:
+                if j in fma_set or j in load_by_index or (j in fb.dropped and instrs[j].klass != "waitcnt"):
+                    continue
+                if instrs[j].klass == "waitcnt":
+                    rest = _strip_lgkm(instrs[j])
+                    if rest:
+                        new_body.append((indent_of(instrs[j].line) + rest, None))
+                    continue
+                new_body.append((instrs[j].line.text, j))
             continue
         if i in load_by_index:
-            ld = load_by_index[i]
-            ind = indent_of(instrs[i].line)
-            for d in range(0, len(ld.regs), 2):
-                reg = layout.pair_reg[(ld.side, ld.order, d)]
-                new_body.append((load_line(ind, reg, ld.addr, ld.offset + 4 * d), None))
+            new_body.extend(sub_loads(load_by_index[i]))
             continue
         new_body.append((instrs[i].line.text, i))
 
     # Waits: plan the lgkm waits of the new body from the state the loop is entered with.
     parsed = _parse_body([t for t, _ in new_body])
-    entry = _entry_state(analysis, fb)
-    planned = counters.plan_loop_waits(parsed, entry, keep_existing=True, counters=["lgkmcnt"])
+    if fb.whole_loop:
+        planned = counters.plan_loop_waits(parsed, _entry_state(analysis, fb), keep_existing=True,
+                                           counters=["lgkmcnt"])
+    else:
+        entry = counters.analyze(program).block_in[fb.block]
+        planned, _ = counters.plan_waits(parsed, entry, keep_existing=True, counters=["lgkmcnt"])
     waits_at: dict[int, dict] = {w.position: w.thresholds for w in planned}
     final: list[str] = []
     for pos, (text, _) in enumerate(new_body):
@@ -247,9 +286,9 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     edits.replace[first_line] = [source.lines[n].text for n in keep_between] + final
 
     # Accumulator moves on the region's edges.
-    old_of = {cell: fb.cells[cell] for cell in fb.cells}
+    old_of = fb.old_accs()
     new_of = layout.acc_reg
-    moved = {cell for cell in fb.cells if old_of[cell] != new_of[cell]}
+    moved = {cell for cell in old_of if old_of[cell] != new_of[cell]}
     to_new = {new_of[c]: old_of[c] for c in moved}  # new <- old
     to_old = {old_of[c]: new_of[c] for c in moved}  # old <- new
     old_set = set(old_of.values())
@@ -477,8 +516,10 @@ def loop_numbers(analysis, loop) -> dict:
 def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
     before = loop_numbers(old, fb.loop)
     after = loop_numbers(new, new.cfg.find_loop(fb.label))
-    head = (f"dual-fmac: loop {fb.label}: {len(fb.cells)} FMAs ({len(fb.a_values)} x {len(fb.b_values)} outer "
-            f"product) as {len(sched.duals)} v_dual_fmac_f32, order: {sched.name}")
+    shape = f"{len(fb.a_values)} x {len(fb.b_values)}"
+    what = f"{len(fb.phases)} outer products of {shape}" if len(fb.phases) > 1 else f"{shape} outer product"
+    head = (f"dual-fmac: loop {fb.label}: {len(fb.fmas)} FMAs ({what}) as {len(fb.fmas) // 2} v_dual_fmac_f32, "
+            f"order: {sched.name}")
     rows = [
         ("VOPD share of FMAs", lambda s: f"{100 * s['vopd_fma_share']:.1f}%"),
         ("single FMAs", lambda s: str(s["single_fma"])),
@@ -497,6 +538,6 @@ def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
     lines.append(f"  {'VGPRs':22}{_highest_vgpr(old) + 1:>10}{info['vgprs']:>10}")
     lines.append(f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64, {info['waits']} s_waitcnt lgkmcnt in "
                  "the loop (each FMA waits only for the loads it reads)")
-    lines.append(f"  accumulators moved: {info['moved']} of {len(fb.cells)}, kept there over {info['region']}: "
+    lines.append(f"  accumulators moved: {info['moved']} of {len(fb.accs)}, kept there over {info['region']}: "
                  f"{info['entry_moves']} instruction(s) on entry, {info['exit_moves']} on exit")
     return "\n".join(lines)

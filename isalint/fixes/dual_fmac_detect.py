@@ -62,25 +62,57 @@ class Value:
 
 
 @dataclass
+class Phase:
+    """One outer product of the block: every accumulator is updated once per phase."""
+
+    index: int
+    a_values: list[Value]  # in (load, dword) order: pairs are (0, 1), (2, 3), ...
+    b_values: list[Value]
+    cells: dict[tuple[tuple[int, int], tuple[int, int]], int]  # (A value key, B value key) -> acc VGPR
+    loads: list[int] = field(default_factory=list)  # positions in FmaBlock.loads
+
+    def acc(self, ai: int, bi: int) -> int:
+        return self.cells[(self.a_values[ai].key, self.b_values[bi].key)]
+
+
+@dataclass
 class FmaBlock:
     loop: object
     label: str
-    body: list[int]  # instruction indices of the loop body, in order
+    block: int  # the basic block holding the FMAs
+    body: list[int]  # instruction indices of that block, in order
     fmas: list[Fma]
     loads: list[Load]
-    a_values: list[Value]
-    b_values: list[Value]
-    cells: dict[tuple[tuple[int, int], tuple[int, int]], int]  # (A value key, B value key) -> acc VGPR
+    phases: list[Phase]
     first: int  # body position of the first FMA instruction
     last: int  # body position of the last FMA instruction
     moved: list[int] = field(default_factory=list)  # instr indices inside the FMA span moved after it
     dropped: list[int] = field(default_factory=list)  # waits / hints inside the span that are re-derived
     value_regs: set[int] = field(default_factory=set)
     accs: list[int] = field(default_factory=list)
+    whole_loop: bool = True  # the block is the whole loop (its own back edge)
 
     @property
     def fma_instrs(self) -> list[int]:
         return sorted({f.index for f in self.fmas})
+
+    # phase 0, for code that thinks of one outer product
+    @property
+    def a_values(self) -> list[Value]:
+        return self.phases[0].a_values
+
+    @property
+    def b_values(self) -> list[Value]:
+        return self.phases[0].b_values
+
+    @property
+    def n_fmas(self) -> int:
+        return len(self.fmas)
+
+    def old_accs(self) -> dict[tuple[int, int], int]:
+        """(A index, B index) -> accumulator VGPR, from phase 0 (the same in every phase)."""
+        ph = self.phases[0]
+        return {(ai, bi): ph.acc(ai, bi) for ai in range(len(ph.a_values)) for bi in range(len(ph.b_values))}
 
 
 def vgpr_number(reg: str) -> int | None:
@@ -143,38 +175,42 @@ def select_loop(analysis, label: str | None):
 def find_block(analysis, label: str | None = None) -> FmaBlock:
     """The FMA block of the chosen loop, or FixRefused saying what does not fit."""
     program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
     loop = select_loop(analysis, label)
     name = cfg.blocks[loop.header].label or f"block{loop.header}"
-    header = cfg.blocks[loop.header]
-    if len(loop.blocks) != 1:
-        raise FixRefused(f"{program.path}:{program.instrs[header.first].lineno}: loop {name} spans "
-                         f"{len(loop.blocks)} basic blocks; the pass rewrites a loop whose body is one block")
-    body = list(header.indices())
-    instrs = program.instrs
-    for i in body:
-        if instrs[i].opaque:
-            raise FixRefused(f"{where(program, i)}: {instrs[i].problem}; cannot prove the rewrite safe")
-    term = instrs[body[-1]]
-    if term.branch_target() is None or program.labels.get(term.branch_target()) != header.first:
-        raise FixRefused(f"{where(program, body[-1])}: loop {name} does not end with its back edge")
+    for b in sorted(loop.blocks):
+        for i in cfg.blocks[b].indices():
+            if instrs[i].opaque:
+                raise FixRefused(f"{where(program, i)}: {instrs[i].problem}; cannot prove the rewrite safe")
 
-    # FMA statements and every other access, per register, in body order.
+    # The FMAs: all in one basic block of the loop.
+    found_in: dict[int, list[tuple[int, list]]] = {}
+    for b in sorted(loop.blocks):
+        for i in cfg.blocks[b].indices():
+            ins = instrs[i]
+            found = [_fma_of(ins, k) for k in range(len(ins.stmts))]
+            if any(found):
+                found_in.setdefault(b, []).append((i, found))
+    if not found_in:
+        raise FixRefused(f"{where(program, cfg.blocks[loop.header].first)}: loop {name} has no fp32 FMA to rewrite")
+    block = max(found_in, key=lambda b: sum(len([f for f in fs if f]) for _, fs in found_in[b]))
+    body = list(cfg.blocks[block].indices())
+    whole_loop = loop.blocks == {block}
+    if whole_loop:
+        term = instrs[body[-1]]
+        if term.branch_target() is None or program.labels.get(term.branch_target()) != body[0]:
+            raise FixRefused(f"{where(program, body[-1])}: loop {name} does not end with its back edge")
     fmas: list[Fma] = []
     mixed: list[int] = []
-    for pos, i in enumerate(body):
-        ins = instrs[i]
-        found = [_fma_of(ins, k) for k in range(len(ins.stmts))]
-        if any(found):
-            if not all(found):
-                mixed.append(i)
-            fmas.extend(f for f in found if f)
-    if not fmas:
-        raise FixRefused(f"{where(program, header.first)}: loop {name} has no fp32 FMA to rewrite")
+    for i, found in found_in[block]:
+        if not all(found):
+            mixed.append(i)
+        fmas.extend(f for f in found if f)
     fma_instr = {f.index for f in fmas}
     fma_pos = [p for p, i in enumerate(body) if i in fma_instr]
     first, last = fma_pos[0], fma_pos[-1]
 
-    # Reaching definitions inside one iteration (body order), VGPRs only.
+    # Reaching definitions inside the block (body order), VGPRs only.
     last_def: dict[int, int] = {}
     readers: dict[int, list[int]] = {}  # load instr -> instrs reading one of its dwords
     def_of_use: dict[tuple[int, int], int | None] = {}
@@ -193,35 +229,37 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             if r is not None:
                 last_def[r] = i
 
-    # Accumulators: each read and written in the loop by exactly one FMA and nothing else.
+    # Accumulators: read and written in the loop only by their FMAs.
     acc_set = {f.acc for f in fmas}
-    for i in body:
-        ins = instrs[i]
-        touched = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} & acc_set
-        if not touched:
-            continue
-        if i not in fma_instr:
-            r = min(touched)
-            why = " (spilled to scratch)" if ins.klass.startswith("scratch") else ""
-            raise FixRefused(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'{why}")
-        for k in range(len(ins.stmts)):
-            f = _fma_of(ins, k)
-            if f and set(f.srcs) & acc_set:
-                r = min(set(f.srcs) & acc_set)
-                raise FixRefused(f"{where(program, i)}: accumulator v{r} is also an FMA source")
-
-    accs: dict[int, Fma] = {}
+    for b in sorted(loop.blocks):
+        for i in cfg.blocks[b].indices():
+            ins = instrs[i]
+            touched = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} & acc_set
+            if not touched:
+                continue
+            if i not in fma_instr:
+                r = min(touched)
+                why = " (spilled to scratch)" if ins.klass.startswith("scratch") else ""
+                raise FixRefused(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'{why}")
+            for k in range(len(ins.stmts)):
+                f = _fma_of(ins, k)
+                if f and set(f.srcs) & acc_set:
+                    r = min(set(f.srcs) & acc_set)
+                    raise FixRefused(f"{where(program, i)}: accumulator v{r} is also an FMA source")
+    chain: dict[int, list[Fma]] = {}
     for f in fmas:
-        if f.acc in accs:
-            raise FixRefused(f"{where(program, f.index)}: accumulator v{f.acc} is updated more than once per "
-                             f"iteration of {name} (an unrolled k loop); the pass handles one outer product "
-                             "per iteration")
-        accs[f.acc] = f
+        chain.setdefault(f.acc, []).append(f)
+    counts = {len(c) for c in chain.values()}
+    if len(counts) != 1:
+        raise FixRefused(f"{where(program, body[first])}: the accumulators are updated {min(counts)} to "
+                         f"{max(counts)} times per iteration of {name}; not a sequence of outer products")
+    n_phases = counts.pop()
+    phase_of = {(f.index, f.stmt): n for c in chain.values() for n, f in enumerate(c)}
     if mixed:
         raise FixRefused(f"{where(program, mixed[0])}: a VOPD pair mixes an FMA with another operation; "
                          "not supported")
 
-    # Sources: defined in this iteration by a plain LDS load, read only by FMAs.
+    # Sources: defined in this block by a plain LDS load, read only by FMAs of one phase.
     loads: dict[int, Load] = {}
     for f in fmas:
         for r in f.srcs:
@@ -235,12 +273,20 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
                     raise FixRefused(f"{where(program, f.index)}: FMA source v{r} comes from "
                                      f"'{instrs[d].text()}', not a plain ds_load_b32/b64/b96/b128")
                 loads[d] = ld
+    load_phase: dict[int, int] = {}
+    for f in fmas:
+        for r in f.srcs:
+            d = def_of_use[(f.index, r)]
+            ph = phase_of[(f.index, f.stmt)]
+            if load_phase.setdefault(d, ph) != ph:
+                raise FixRefused(f"{where(program, d)}: a value loaded at this line feeds FMAs of two different "
+                                 "outer products; not supported")
     for d, ld in loads.items():
         for reader in readers.get(d, []):
             if reader not in fma_instr:
                 raise FixRefused(f"{where(program, reader)}: '{instrs[reader].text()}' reads a value loaded "
                                  f"for the FMAs at line {instrs[d].lineno}")
-    order = sorted(loads)
+    order = sorted(loads, key=body.index)
     load_list = [loads[d] for d in order]
     for n, ld in enumerate(load_list):
         ld.order = n
@@ -248,32 +294,98 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
 
     def value_of(f: Fma, r: int) -> Value:
         d = def_of_use[(f.index, r)]
-        ld = loads[d]
-        return Value(pos_of_load[d], ld.regs.index(r), r)
+        return Value(pos_of_load[d], loads[d].regs.index(r), r)
 
-    # Every dword of every load must be read by some FMA.
     used: set[tuple[int, int]] = set()
-    pairs: list[tuple[Value, Value, Fma]] = []
+    per_phase: list[list[tuple[Value, Value, Fma]]] = [[] for _ in range(n_phases)]
     for f in fmas:
         v0, v1 = value_of(f, f.srcs[0]), value_of(f, f.srcs[1])
         if v0.key == v1.key:
             raise FixRefused(f"{where(program, f.index)}: FMA squares one loaded value; not an outer product")
         used.update((v0.key, v1.key))
-        pairs.append((v0, v1, f))
+        per_phase[phase_of[(f.index, f.stmt)]].append((v0, v1, f))
     for ld in load_list:
         for k in range(len(ld.regs)):
             if (ld.order, k) not in used:
                 raise FixRefused(f"{where(program, ld.index)}: v{ld.regs[k]} is loaded but no FMA reads it")
 
-    # Two-colour the value graph: A on one side, B on the other.
+    phases: list[Phase] = []
+    rows0: set[frozenset] | None = None
+    for n, pairs in enumerate(per_phase):
+        sides = _split(program, body[first], pairs)
+        side0, side1 = sides
+        if rows0 is None:
+            # "A" is the smaller side (the column of A in a GEMM); ties go to the first loaded.
+            if len(side1) < len(side0) or (len(side1) == len(side0) and min(side1) < min(side0)):
+                side0, side1 = side1, side0
+            rows0 = _rows(pairs, set(side0))
+        else:
+            if _rows(pairs, set(side0)) != rows0:
+                side0, side1 = side1, side0
+            if _rows(pairs, set(side0)) != rows0:
+                raise FixRefused(f"{where(program, pairs[0][2].index)}: outer product {n + 1} of {n_phases} does "
+                                 "not update the accumulators in the same rows and columns as the first")
+        a_keys = set(side0)
+        values = {v.key: v for v0, v1, _ in pairs for v in (v0, v1)}
+        cells: dict[tuple[tuple[int, int], tuple[int, int]], int] = {}
+        for v0, v1, f in pairs:
+            a, b = (v0, v1) if v0.key in a_keys else (v1, v0)
+            if (a.key, b.key) in cells:
+                raise FixRefused(f"{where(program, f.index)}: v{a.reg} * v{b.reg} is accumulated twice")
+            cells[(a.key, b.key)] = f.acc
+        if len(cells) != len(side0) * len(side1) or len(cells) != len(chain):
+            raise FixRefused(f"{where(program, pairs[0][2].index)}: {len(cells)} FMAs over {len(side0)} x "
+                             f"{len(side1)} values: not a complete outer product")
+        phase = Phase(n, [values[k] for k in sorted(side0)], [values[k] for k in sorted(side1)], cells)
+        if phases:
+            _align(program, phase, phases[0])
+        _check_pairs(program, phase, load_list)
+        if phases and (len(phase.a_values), len(phase.b_values)) != (len(phases[0].a_values),
+                                                                      len(phases[0].b_values)):
+            raise FixRefused(f"{where(program, pairs[0][2].index)}: the outer products differ in shape")
+        phases.append(phase)
+        for ld in load_list:
+            if load_phase[ld.index] == n:
+                ld.side = "A" if (ld.order, 0) in a_keys else "B"
+                phase.loads.append(ld.order)
+                if any(((ld.order, k) in a_keys) != (ld.side == "A") for k in range(len(ld.regs))):
+                    raise FixRefused(f"{where(program, ld.index)}: one load feeds both FMA operands; "
+                                     "not supported")
+
+    # What sits between the FMAs.
+    moved: list[int] = []
+    dropped: list[int] = []
+    value_regs = {r for ld in load_list for r in ld.regs}
+    block_loads = {ld.index for ld in load_list}
+    addr_regs = {vgpr_number(ld.addr) for ld in load_list}
+    for p in range(first, last + 1):
+        i = body[p]
+        if i in fma_instr or i in block_loads:
+            continue
+        ins = instrs[i]
+        if ins.klass not in MOVABLE:
+            raise FixRefused(f"{where(program, i)}: '{ins.text()}' sits inside the FMA block and cannot be moved")
+        regs = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} - {None}
+        if regs & (acc_set | value_regs):
+            raise FixRefused(f"{where(program, i)}: '{ins.text()}' inside the FMA block touches its registers")
+        if {vgpr_number(r) for r in ins.defs} & addr_regs:
+            raise FixRefused(f"{where(program, i)}: '{ins.text()}' inside the FMA block changes an LDS address")
+        if ins.klass in DROPPED_IN_BLOCK or ins.klass == "waitcnt":
+            dropped.append(i)  # hints go; waits are re-derived (the lgkm part from the loads, the rest kept)
+        else:
+            moved.append(i)
+    return FmaBlock(loop, name, block, body, fmas, load_list, phases, first, last, moved, dropped, value_regs,
+                    sorted(acc_set), whole_loop)
+
+
+def _split(program, at: int, pairs) -> tuple[list, list]:
+    """Two-colour the values of one outer product: (side 0 keys, side 1 keys)."""
     adj: dict[tuple[int, int], set[tuple[int, int]]] = {}
-    values: dict[tuple[int, int], Value] = {}
     for v0, v1, _ in pairs:
         adj.setdefault(v0.key, set()).add(v1.key)
         adj.setdefault(v1.key, set()).add(v0.key)
-        values[v0.key], values[v1.key] = v0, v1
     colour: dict[tuple[int, int], int] = {}
-    start = min(values)
+    start = min(adj)
     colour[start] = 0
     stack = [start]
     while stack:
@@ -283,58 +395,54 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
                 colour[y] = 1 - colour[x]
                 stack.append(y)
             elif colour[y] == colour[x]:
-                raise FixRefused(f"{where(program, body[first])}: the FMA sources do not split into a column "
+                raise FixRefused(f"{where(program, at)}: the FMA sources do not split into a column "
                                  "and a row (not an outer product)")
-    if len(colour) != len(values):
-        raise FixRefused(f"{where(program, body[first])}: the FMAs form several independent products; "
-                         "not supported")
-    side0 = sorted(k for k, c in colour.items() if c == 0)
-    side1 = sorted(k for k, c in colour.items() if c == 1)
-    # "A" is the smaller side (the column of A in a GEMM); ties go to the first loaded.
-    if len(side1) < len(side0) or (len(side1) == len(side0) and side1[0] < side0[0]):
-        side0, side1 = side1, side0
-    a_keys, b_keys = set(side0), set(side1)
-    for ld in load_list:
-        sides = {("A" if (ld.order, k) in a_keys else "B") for k in range(len(ld.regs))}
-        if len(sides) != 1:
-            raise FixRefused(f"{where(program, ld.index)}: one load feeds both FMA operands; not supported")
-        ld.side = sides.pop()
-    cells: dict[tuple[tuple[int, int], tuple[int, int]], int] = {}
-    for v0, v1, f in pairs:
-        a, b = (v0, v1) if v0.key in a_keys else (v1, v0)
-        if (a.key, b.key) in cells:
-            raise FixRefused(f"{where(program, f.index)}: v{a.reg} * v{b.reg} is accumulated twice")
-        cells[(a.key, b.key)] = f.acc
-    if len(cells) != len(a_keys) * len(b_keys):
-        raise FixRefused(f"{where(program, body[first])}: {len(cells)} FMAs over {len(a_keys)} x {len(b_keys)} "
-                         "values: not a complete outer product")
+    if len(colour) != len(adj):
+        raise FixRefused(f"{where(program, at)}: the FMAs form several independent products; not supported")
+    return (sorted(k for k, c in colour.items() if c == 0), sorted(k for k, c in colour.items() if c == 1))
 
-    # What sits between the FMAs.
-    moved: list[int] = []
-    dropped: list[int] = []
-    value_regs = {r for ld in load_list for r in ld.regs}
-    for p in range(first, last + 1):
-        i = body[p]
-        if i in fma_instr:
-            continue
-        ins = instrs[i]
-        if ins.klass not in MOVABLE:
-            raise FixRefused(f"{where(program, i)}: '{ins.text()}' sits inside the FMA block and cannot be moved")
-        regs = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} - {None}
-        if regs & (acc_set | value_regs):
-            raise FixRefused(f"{where(program, i)}: '{ins.text()}' inside the FMA block touches its registers")
-        if ins.klass in DROPPED_IN_BLOCK:
-            dropped.append(i)
-        elif ins.klass == "waitcnt":
-            dropped.append(i)  # re-derived: the lgkm part from the loads, the rest kept (see schedule)
-        else:
-            moved.append(i)
-    # Loads must all be issued before the FMA span so the span can be reordered freely.
-    for ld in load_list:
-        if body.index(ld.index) > first:
-            raise FixRefused(f"{where(program, ld.index)}: an LDS load is issued among the FMAs "
-                             "(a software-pipelined body); not supported")
-    a_vals = [values[k] for k in sorted(a_keys)]
-    b_vals = [values[k] for k in sorted(b_keys)]
-    return FmaBlock(loop, name, body, fmas, load_list, a_vals, b_vals, cells, first, last, moved, dropped,
-                    value_regs, sorted(acc_set))
+
+def _lines_of(phase: Phase) -> tuple[dict, dict]:
+    """{A key: accumulators of its row}, {B key: accumulators of its column}."""
+    rows: dict = {}
+    cols: dict = {}
+    for (a, b), acc in phase.cells.items():
+        rows.setdefault(a, set()).add(acc)
+        cols.setdefault(b, set()).add(acc)
+    return ({k: frozenset(v) for k, v in rows.items()}, {k: frozenset(v) for k, v in cols.items()})
+
+
+def _align(program, phase: Phase, first: Phase) -> None:
+    """Order a later product's values like the first's: value n multiplies the same row/column."""
+    rows0, cols0 = _lines_of(first)
+    rows, cols = _lines_of(phase)
+    index_a = {rows0[v.key]: n for n, v in enumerate(first.a_values)}
+    index_b = {cols0[v.key]: n for n, v in enumerate(first.b_values)}
+    try:
+        phase.a_values = sorted(phase.a_values, key=lambda v: index_a[rows[v.key]])
+        phase.b_values = sorted(phase.b_values, key=lambda v: index_b[cols[v.key]])
+    except KeyError:
+        raise FixRefused(f"{program.path}: outer product {phase.index + 1} does not update the accumulators in "
+                         "the same rows and columns as the first") from None
+
+
+def _check_pairs(program, phase: Phase, loads: list[Load]) -> None:
+    """Values 2m and 2m+1 of each side must be dwords (d, d+1), d even, of one load: one ds_load_b64."""
+    for values in (phase.a_values, phase.b_values):
+        for m in range(0, len(values) - 1, 2):
+            x, y = values[m], values[m + 1]
+            if x.load != y.load or x.dword % 2 or y.dword != x.dword + 1:
+                ld = loads[x.load]
+                raise FixRefused(f"{where(program, ld.index)}: the values of outer product {phase.index + 1} do "
+                                 "not come in 64-bit pairs in the order of the first product; not supported")
+        if len(values) % 2:
+            raise FixRefused(f"{program.path}: an odd number of values on one side; cannot pair every FMA")
+
+
+def _rows(pairs, a_keys: set) -> set[frozenset]:
+    """The accumulators grouped by the A value they multiply."""
+    rows: dict[tuple[int, int], set[int]] = {}
+    for v0, v1, f in pairs:
+        a = v0 if v0.key in a_keys else v1
+        rows.setdefault(a.key, set()).add(f.acc)
+    return {frozenset(r) for r in rows.values()}

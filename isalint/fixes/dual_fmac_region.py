@@ -157,8 +157,7 @@ def find_region(analysis, fb: FmaBlock) -> Region:
     ca = counters_mod.analyze(program)
     block_loads = {ld.index for ld in fb.loads}
 
-    def occupied(over: set[int]) -> set[int]:
-        at = [i for b in over for i in cfg.blocks[b].indices()]
+    def occupied(at: list[int]) -> set[int]:
         busy = set(vgpr_numbers(busy_mask(view, at, exclude_pending=False)))
         # Registers a load still in flight will write (other than the block's own loads).
         for i in at:
@@ -168,10 +167,12 @@ def find_region(analysis, fb: FmaBlock) -> Region:
                     busy.add(n)
         return busy - accs
 
-    region = Region(loop, blocks, entries, exits, occupied(blocks), real)
-    # The loaded values live only inside the FMA block's loop, so only that loop must leave
-    # their registers alone.
-    region.busy_values = occupied(set(fb.loop.blocks))
+    region = Region(loop, blocks, entries, exits, occupied([i for b in blocks for i in cfg.blocks[b].indices()]),
+                    real)
+    # The loaded values live from the block's first load to its last FMA: only that stretch must
+    # leave their registers alone.
+    first_load = min(fb.body.index(ld.index) for ld in fb.loads)
+    region.busy_values = occupied(fb.body[first_load: fb.last + 1])
     region.entry_values = _entry_constants(program, cfg, region, accs)
     return region
 

@@ -11,87 +11,93 @@ product of p pairs of A values by q pairs of B values:
 * the blocks are visited in a walk where consecutive blocks share an A pair or a B pair (so
   the operand caches can serve the shared values), and within each block the variant - which
   instruction first, which product goes to X - is chosen by a beam search against the bank and
-  operand-cache model;
+  operand-cache model (:mod:`isalint.bankmodel`);
 * walks that consume the LDS data in the order it is loaded are preferred: an FMA may only wait
   for the loads it reads, so early blocks should read early loads.
 
+A loop body with several outer products in a row (an unrolled k loop) repeats the same order
+for each; their values alternate between two register sets, so the loads of product k+2 can be
+issued while product k+1 is computed.
+
 The accumulators get registers afterwards: the two destinations of a dual instruction must
-differ in parity; each keeps its old register when that register is free and of the right
-parity, and otherwise takes the lowest free register of that parity.
+differ in parity. The parity constraints of all the products form a graph that must be
+two-coloured; each accumulator keeps its old register when that is free and of its colour,
+and otherwise takes the lowest free register of that parity.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import FixRefused
-from .dual_fmac_detect import FmaBlock
-
-
-@dataclass(frozen=True)
-class Pair:
-    side: str  # "A" | "B"
-    load: int  # load position in FmaBlock.loads
-    first_dword: int  # dword of that load held in the pair's first register
-
-    @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.side, self.load, self.first_dword)
+from .dual_fmac_detect import FmaBlock, Phase
 
 
 @dataclass
 class Layout:
     a_bank: int  # bank of the first register of every A pair (B pairs start at a_bank ^ 2)
-    pair_reg: dict[tuple[str, int, int], int]  # Pair.key -> first VGPR
-    acc_reg: dict[tuple, int] = field(default_factory=dict)  # cell -> VGPR
+    sets: int  # register sets the products' values alternate between
+    pair_reg: dict[tuple[int, str, int], int]  # (set, side, pair index) -> first VGPR
+    acc_reg: dict[tuple[int, int], int] = field(default_factory=dict)  # (A index, B index) -> VGPR
 
-    def value_reg(self, side: str, key: tuple[int, int]) -> int:
-        load, dword = key
-        return self.pair_reg[(side, load, dword - dword % 2)] + dword % 2
+    def value_reg(self, phase: int, side: str, index: int) -> int:
+        return self.pair_reg[(phase % self.sets, side, index // 2)] + index % 2
 
 
 @dataclass(frozen=True)
 class Half:
-    cell: tuple  # (A value key, B value key)
+    ai: int  # index of the A value in its product (pair ai // 2, position ai % 2)
+    bi: int
     a_first: bool  # SRC0 is the A value (else the B value)
+
+    @property
+    def cell(self) -> tuple[int, int]:
+        return (self.ai, self.bi)
 
 
 @dataclass
 class Schedule:
-    duals: list[tuple[Half, Half]]  # (X, Y) per instruction
+    duals: list[tuple[Half, Half]]  # (X, Y) per instruction, for one outer product
     walk: list[tuple[int, int]]
     name: str = ""
     score: tuple = ()
     model: dict = field(default_factory=dict)
 
 
-def pairs_of(fb: FmaBlock) -> tuple[list[Pair], list[Pair]]:
-    """The register pairs each side needs; loads of an odd number of dwords are refused."""
-    out: dict[str, list[Pair]] = {"A": [], "B": []}
+def pair_counts(fb: FmaBlock) -> tuple[int, int]:
+    """(A pairs, B pairs) per product; loads of an odd number of dwords are refused."""
     for ld in fb.loads:
         if len(ld.regs) % 2:
             raise FixRefused(f"{fb_where(fb, ld.index)}: a {len(ld.regs) * 32}-bit load cannot be split into "
                              "64-bit pairs")
-        for d in range(0, len(ld.regs), 2):
-            out[ld.side].append(Pair(ld.side, ld.order, d))
-    return out["A"], out["B"]
+    ph = fb.phases[0]
+    return len(ph.a_values) // 2, len(ph.b_values) // 2
 
 
 def fb_where(fb: FmaBlock, index: int) -> str:
     return f"instruction {index}"
 
 
+def pair_of_load(phase: Phase, fb: FmaBlock, load_order: int, dword: int) -> tuple[str, int]:
+    """(side, pair index in the product) of the pair holding ``dword`` of a load."""
+    for side, values in (("A", phase.a_values), ("B", phase.b_values)):
+        for n, v in enumerate(values):
+            if v.load == load_order and v.dword == dword:
+                return side, n // 2
+    raise KeyError((load_order, dword))
+
+
 # --------------------------------------------------------------------------------------------
 # Register allocation
 
-def choose_value_registers(fb: FmaBlock, pool: set[int], a_bank: int, limit: int,
+def choose_value_registers(fb: FmaBlock, pool: set[int], a_bank: int, limit: int, sets: int,
                            tiers: list[set[int]]) -> dict[tuple, int] | None:
-    """First registers of every A and B pair below ``limit``, or None when they do not fit.
+    """First registers of every A and B pair of every set below ``limit``, or None.
 
     Pairs go first to the registers of ``tiers[0]`` (those only the loaded values can use),
     then ``tiers[1]`` (the loop's old value registers), then to the highest free registers,
     so the low registers stay for the accumulators.
     """
-    a_pairs, b_pairs = pairs_of(fb)
+    p, q = pair_counts(fb)
     b_bank = a_bank ^ 2
 
     def tier(r: int) -> int:
@@ -101,48 +107,58 @@ def choose_value_registers(fb: FmaBlock, pool: set[int], a_bank: int, limit: int
         return len(tiers)
 
     out: dict[tuple, int] = {}
-    for pairs, bank in ((a_pairs, a_bank), (b_pairs, b_bank)):
+    for side, count, bank in (("A", p, a_bank), ("B", q, b_bank)):
         cands = [r for r in range(bank, limit - 1, 4) if r in pool and r + 1 in pool]
         cands.sort(key=lambda r: (tier(r), -r))
-        if len(cands) < len(pairs):
+        if len(cands) < count * sets:
             return None
-        chosen = sorted(cands[: len(pairs)])
-        for p, r in zip(pairs, chosen):
-            out[p.key] = r
+        chosen = sorted(cands[: count * sets])
+        for n, r in enumerate(chosen):
+            out[(n // count, side, n % count)] = r
     return out
 
 
 def assign_accumulators(fb: FmaBlock, sched: Schedule, pool: set[int]) -> dict[tuple, int] | None:
-    """A register for every cell so that the two destinations of each dual differ in parity.
+    """A register for every accumulator so that the two destinations of each dual differ in parity.
 
-    A cell keeps its old register when that is free and the parities allow it (the bank model
-    does not care which parity is X, so when the two old registers already differ in parity
-    both stay); otherwise it takes the lowest free register of the parity it needs. Returns
-    None if the pool is short.
+    The duals are the same in every product, so the parity constraints are those of one
+    product; each connected group of them takes the colouring that keeps the most accumulators
+    in their old registers. Returns None if the pool is short.
     """
-    usable = {r for r in pool}
-    parity: dict[tuple, int] = {}
+    old = fb.old_accs()
+    adj: dict[tuple, list[tuple]] = {}
     for x, y in sched.duals:
-        ox, oy = fb.cells[x.cell], fb.cells[y.cell]
-        kx, ky = ox in usable, oy in usable
-        if ox % 2 != oy % 2:
-            parity[x.cell], parity[y.cell] = ox % 2, oy % 2
-        elif kx and not ky:
-            parity[x.cell], parity[y.cell] = ox % 2, 1 - ox % 2
-        else:
-            parity[x.cell], parity[y.cell] = 1 - oy % 2, oy % 2
+        adj.setdefault(x.cell, []).append(y.cell)
+        adj.setdefault(y.cell, []).append(x.cell)
+    parity: dict[tuple, int] = {}
+    for start in adj:
+        if start in parity:
+            continue
+        comp = {start: 0}
+        stack = [start]
+        while stack:
+            c = stack.pop()
+            for d in adj[c]:
+                if d not in comp:
+                    comp[d] = 1 - comp[c]
+                    stack.append(d)
+                elif comp[d] == comp[c]:
+                    raise FixRefused("the accumulators cannot be split into even and odd registers for this order")
+        keep = sum(1 for c, col in comp.items() if old[c] in pool and old[c] % 2 == col)
+        flip = 1 if keep * 2 < sum(1 for c in comp if old[c] in pool) else 0
+        for c, col in comp.items():
+            parity[c] = col ^ flip
     out: dict[tuple, int] = {}
     used: set[int] = set()
     for cell, par in parity.items():
-        old = fb.cells[cell]
-        if old % 2 == par and old in usable and old not in used:
-            out[cell] = old
-            used.add(old)
+        r = old[cell]
+        if r % 2 == par and r in pool and r not in used:
+            out[cell] = r
+            used.add(r)
     for par in (0, 1):
-        rest = sorted(r for r in usable if r % 2 == par and r not in used)
+        rest = sorted(r for r in pool if r % 2 == par and r not in used)
         missing = [c for c, p in parity.items() if p == par and c not in out]
         if len(rest) < len(missing):
-            # Not enough of this parity: fall back to a strict X/Y split if that balances.
             return None
         for cell, r in zip(missing, rest):
             out[cell] = r
@@ -153,7 +169,7 @@ def assign_accumulators(fb: FmaBlock, sched: Schedule, pool: set[int]) -> dict[t
 # --------------------------------------------------------------------------------------------
 # Block walks and variants
 
-def _walks(p: int, q: int, a_loads: list[int], b_loads: list[int]) -> dict[str, list[tuple[int, int]]]:
+def _walks(p: int, q: int) -> dict[str, list[tuple[int, int]]]:
     """Candidate orders of the p x q blocks; consecutive blocks always share a pair."""
     def snake(outer, inner, transpose):
         out = []
@@ -192,9 +208,9 @@ def _walks(p: int, q: int, a_loads: list[int], b_loads: list[int]) -> dict[str, 
 VARIANTS = [(first, x1, x2) for first in (0, 1) for x1 in (0, 1) for x2 in (0, 1)]
 
 
-def _block_duals(a_pair: Pair, b_pair: Pair, variant, a_first: bool) -> list[tuple[Half, Half]]:
-    a = [(a_pair.load, a_pair.first_dword), (a_pair.load, a_pair.first_dword + 1)]
-    b = [(b_pair.load, b_pair.first_dword), (b_pair.load, b_pair.first_dword + 1)]
+def _block_duals(i: int, j: int, variant, a_first: bool) -> list[tuple[Half, Half]]:
+    a = (2 * i, 2 * i + 1)
+    b = (2 * j, 2 * j + 1)
     d0 = [(a[0], b[0]), (a[1], b[1])]
     d1 = [(a[0], b[1]), (a[1], b[0])]
     first, x1, x2 = variant
@@ -202,22 +218,21 @@ def _block_duals(a_pair: Pair, b_pair: Pair, variant, a_first: bool) -> list[tup
     out = []
     for d, xsel in zip(duals, (x1, x2)):
         x, y = d[xsel], d[1 - xsel]
-        out.append((Half(x, a_first), Half(y, a_first)))
+        out.append((Half(x[0], x[1], a_first), Half(y[0], y[1], a_first)))
     return out
 
 
-def dual_regs(sch_duals, layout: Layout) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
-    """(acc, src0, src1) VGPR numbers of X and Y for each dual."""
+def dual_regs(duals, layout: Layout, phase: int = 0) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    """(acc, src0, src1) VGPR numbers of X and Y for each dual (acc -1 when not yet assigned)."""
     out = []
-    for x, y in sch_duals:
-        out.append((_half_regs(x, layout), _half_regs(y, layout)))
+    for x, y in duals:
+        out.append((_half_regs(x, layout, phase), _half_regs(y, layout, phase)))
     return out
 
 
-def _half_regs(h: Half, layout: Layout) -> tuple[int, int, int]:
-    a_key, b_key = h.cell
-    a = layout.value_reg("A", a_key)
-    b = layout.value_reg("B", b_key)
+def _half_regs(h: Half, layout: Layout, phase: int) -> tuple[int, int, int]:
+    a = layout.value_reg(phase, "A", h.ai)
+    b = layout.value_reg(phase, "B", h.bi)
     acc = layout.acc_reg.get(h.cell, -1)
     return (acc, a, b) if h.a_first else (acc, b, a)
 
@@ -226,17 +241,16 @@ def search(fb: FmaBlock, layout: Layout, model, wait_cost, *, beam: int = 16) ->
     """The best schedule over the walks and per-block variants.
 
     ``model(regs)`` scores a list of dual instructions given as ``dual_regs`` tuples and
-    returns a dict with at least ``stalls`` and ``hits``; accumulators not yet assigned are -1.
-    The beam search extends a block at a time and scores the extension on a short window
-    (the model's state only depends on the last instructions); the finished candidates are
-    ranked on the whole loop by (stalls, LDS wait cost, -cache hits, X/Y read asymmetry).
+    returns a dict with at least ``stalls`` and ``hits``. The beam search extends a block at a
+    time and scores the extension on a short window (the model's state only depends on the last
+    instructions); the finished candidates are ranked on the whole loop body by (stalls, LDS
+    wait cost, -cache hits, X/Y read asymmetry).
     """
-    a_pairs, b_pairs = pairs_of(fb)
-    p, q = len(a_pairs), len(b_pairs)
+    p, q = pair_counts(fb)
+    n_phases = len(fb.phases)
     best: Schedule | None = None
-    walks = _walks(p, q, [x.load for x in a_pairs], [x.load for x in b_pairs])
     window = 2
-    for name, walk in walks.items():
+    for name, walk in _walks(p, q).items():
         for a_first in (True, False):
             states: list[tuple[tuple, list]] = [((0, 0), [])]
             for (i, j) in walk:
@@ -245,7 +259,7 @@ def search(fb: FmaBlock, layout: Layout, model, wait_cost, *, beam: int = 16) ->
                     ctx = dual_regs(duals[-window:], layout)
                     base = model(ctx) if ctx else {"stalls": 0, "hits": 0}
                     for v in VARIANTS:
-                        new = _block_duals(a_pairs[i], b_pairs[j], v, a_first)
+                        new = _block_duals(i, j, v, a_first)
                         m = model(ctx + dual_regs(new, layout))
                         inc = (m["stalls"] - base["stalls"], -(m["hits"] - base["hits"]))
                         nxt.append(((score[0] + inc[0], score[1] + inc[1]), duals + new))
@@ -253,7 +267,8 @@ def search(fb: FmaBlock, layout: Layout, model, wait_cost, *, beam: int = 16) ->
                 states = _dedup(nxt)[:beam]
             for _, duals in states[:4]:
                 sch = Schedule(duals, walk, f"{name}, SRC0={'A' if a_first else 'B'}")
-                m = model(dual_regs(duals, layout))
+                regs = [r for k in range(n_phases) for r in dual_regs(duals, layout, k)]
+                m = model(regs)
                 sch.model = m
                 sch.score = (m["stalls"], wait_cost(sch), -m["hits"], m.get("asymmetry", 0))
                 if best is None or sch.score < best.score:
@@ -266,29 +281,27 @@ def _dedup(items):
     seen = set()
     out = []
     for score, duals in items:
-        key = tuple(duals[-2:])
-        if (score, key) in seen:
+        key = (score, tuple(duals[-2:]))
+        if key in seen:
             continue
-        seen.add((score, key))
+        seen.add(key)
         out.append((score, duals))
     return out
 
 
 def provisional_model(regs) -> dict:
-    """A stand-in for the bank/operand-cache model: per bank, a value read by the previous
-    instruction is in the cache; a bank asked for two different uncached values in one
-    instruction stalls a cycle; accumulators (SRC2) are not counted."""
-    prev: dict[int, set[int]] = {}
+    """A stand-in for the bank/operand-cache model when :mod:`isalint.bankmodel` is missing:
+    per bank, the value read last is in the cache; a bank asked for two different uncached
+    values in one instruction stalls a cycle; accumulators (SRC2) are not counted."""
+    cache: dict[int, int] = {}
     stalls = hits = reads = 0
     x_reads = y_reads = 0
     for x, y in regs:
-        cur: dict[int, set[int]] = {}
         rf: dict[int, set[int]] = {}
-        for tag, (acc, s0, s1) in (("X", x), ("Y", y)):
+        for tag, (_acc, s0, s1) in (("X", x), ("Y", y)):
             for r in (s0, s1):
                 b = r % 4
-                cur.setdefault(b, set()).add(r)
-                if r in prev.get(b, ()):
+                if cache.get(b) == r:
                     hits += 1
                 else:
                     rf.setdefault(b, set()).add(r)
@@ -299,5 +312,5 @@ def provisional_model(regs) -> dict:
         for b, rs in rf.items():
             reads += len(rs)
             stalls += len(rs) - 1
-        prev = cur
+            cache[b] = max(rs)
     return {"stalls": stalls, "hits": hits, "rf_reads": reads, "asymmetry": abs(x_reads - y_reads)}
