@@ -71,7 +71,7 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
     if text == original:
         click.echo("isalint: nothing to change", err=True)
     elif not no_validate:
-        verdict = _validate(path, original, text, gemm_n)
+        verdict = _validate(path, original, text, gemm_n, code_unchanged=chosen == ["metadata"])
         if verdict is not None:
             click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
             sys.exit(1)
@@ -84,13 +84,43 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
         click.echo(f"isalint: wrote {target}", err=True)
 
 
-def _validate(path: str, original: str, candidate: str, gemm_n: int) -> str | None:
-    """None when the candidate is proven equal to the original, else the reason it is not."""
+def _validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False) -> str | None:
+    """None when the candidate is proven equal to the original, else the reason it is not.
+
+    A pass that only rewrites metadata must leave the machine code byte-identical: both files are
+    assembled and their ``.text`` sections compared. Other passes are run against the original in
+    the emulator.
+    """
+    if code_unchanged:
+        return _same_code(path, original, candidate)
     try:
         from ..validate import equivalence
     except ImportError:
         return "the validator is not available in this installation"
     return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n)
+
+
+def _same_code(path: str, original: str, candidate: str) -> str | None:
+    from ..validate.elf import section_bytes
+    from ..validate.toolchain import ToolchainError, find_toolchain
+
+    try:
+        tc = find_toolchain(need_linker=False)
+    except ToolchainError as exc:
+        return f"cannot assemble to check the result: {exc}"
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = []
+        for name, source in (("original", original), ("candidate", candidate)):
+            obj = os.path.join(tmp, f"{name}.o")
+            result = tc.assemble(source, obj, source_name=path)
+            if not result.ok:
+                first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
+                return f"the {name} does not assemble: {first}"
+            with open(obj, "rb") as fh:
+                texts.append(section_bytes(fh.read(), ".text"))
+    if texts[0] is None or texts[0] != texts[1]:
+        return "the machine code changed, but this pass may only change metadata"
+    return None
 
 
 def _write_atomic(target: str, text: str, source) -> None:
