@@ -156,7 +156,7 @@ def test_kernel5_rewrite_is_dataflow_equivalent():
 
 
 @pytest.mark.parametrize("name", ["gemm_lds_padded.s", "gmem_chained.s", "gmem_sgpr_base.s", "gemm_register_tiled.s",
-                                  "gemm_register_tiled.hipcc.s", "gemm_double_buffered.s"])
+                                  "gemm_register_tiled.hipcc.s", "gemm_double_buffered.s", "gemm_spill.s"])
 def test_fixture_rewrite_is_dataflow_equivalent(name):
     original = (KERNELS / name).read_text()
     assert_equivalent(original, _rewrite(original, name), seeds=range(3))

@@ -96,6 +96,8 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     used_now = _highest_vgpr(analysis) + 1
     n_phases = len(fb.phases)
     prefix_phases = {_phase_of_load(fb, ld.order) for ld in fb.loads if fb.body.index(ld.index) < fb.first}
+    kernel = analysis.program.kernel_of(fb.body[0])
+    waves_before = _waves(kernel, used_now)
     best = None
     for sets in ((2, 1) if n_phases > 1 else (1,)):
         if max(prefix_phases) >= sets:
@@ -112,18 +114,14 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
                 rest = below - taken
                 if (sum(1 for r in rest if r % 2 == 0) >= n_cells // 2
                         and sum(1 for r in rest if r % 2 == 1) >= n_cells // 2):
-                    cand = (max(limit, used_now), -sets, a_bank != 2, sets, a_bank, vals, rest)
-                    if best is None or cand[:3] < best[:3]:
+                    vgprs = max(limit, used_now)
+                    # Keep the occupancy; then double-buffer the values; then the fewest VGPRs.
+                    lost = max(0, waves_before - _waves(kernel, vgprs)) if waves_before else 0
+                    cand = ((lost, -sets, vgprs, a_bank != 2), sets, a_bank, vals, rest)
+                    if best is None or cand[0] < best[0]:
                         best = cand
                     break
-        if best is not None:
-            break
-    if best is None:
-        need = n_cells + 4 * (p + q)
-        raise FixRefused(f"not enough free VGPRs: the block needs {need} registers "
-                         f"({n_cells} accumulators and {4 * (p + q)} for loaded values) "
-                         f"and only {len(pool)} are free in the loop")
-    _, _, _, sets, a_bank, vals, rest = best
+    _, sets, a_bank, vals, rest = best
     layout = Layout(a_bank, sets, vals)
     sub_order = _subload_order(fb)
 
@@ -148,6 +146,18 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     except ImportError:  # pragma: no cover
         sched.model = provisional_model(regs)
     return layout, sched
+
+
+def _waves(kernel, vgprs: int) -> int | None:
+    """Waves per SIMD the kernel gets with ``vgprs`` VGPRs (the OCC001 model), None if unknown."""
+    if kernel is None:
+        return None
+    try:
+        from isalint.rules.occ001 import occupancy
+    except ImportError:  # pragma: no cover
+        return None
+    occ = occupancy(kernel, vgprs=vgprs)
+    return occ.waves if occ is not None else None
 
 
 def _phase_of_load(fb: FmaBlock, order: int) -> int:
@@ -206,7 +216,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             raise FixRefused(f"{program.path}:{instrs[i].lineno}: another LDS or scalar-memory operation "
                              f"('{instrs[i].text()}') among the block's loads and FMAs; their waits cannot be "
                              "re-derived safely")
-        if first_load <= pos <= fb.last and instrs[i].klass in ("barrier", "message"):
+        if instrs[i].klass in ("barrier", "message") and i not in fb.moved:
             raise FixRefused(f"{program.path}:{instrs[i].lineno}: '{instrs[i].text()}' between the loads and "
                              "the FMAs")
     new_body: list[tuple[str, int | None]] = []  # (text, original instr index or None)
@@ -248,7 +258,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             for j in span:
                 if j in fma_set or j in load_by_index or (j in fb.dropped and instrs[j].klass != "waitcnt"):
                     continue
-                if instrs[j].klass == "waitcnt":
+                if instrs[j].klass == "waitcnt" and j not in fb.kept_waits:
                     rest = _strip_lgkm(instrs[j])
                     if rest:
                         new_body.append((indent_of(instrs[j].line) + rest, None))
@@ -536,6 +546,10 @@ def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
     else:
         lines.append(f"  {'modeled bank stalls':22}{'':>10}{sched.model.get('stalls', '?'):>10}")
     lines.append(f"  {'VGPRs':22}{_highest_vgpr(old) + 1:>10}{info['vgprs']:>10}")
+    kernel = old.program.kernel_of(fb.body[0])
+    w0, w1 = _waves(kernel, _highest_vgpr(old) + 1), _waves(kernel, info["vgprs"])
+    if w0 is not None and w1 is not None:
+        lines.append(f"  {'waves per SIMD':22}{w0:>10}{w1:>10}")
     lines.append(f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64, {info['waits']} s_waitcnt lgkmcnt in "
                  "the loop (each FMA waits only for the loads it reads)")
     lines.append(f"  accumulators moved: {info['moved']} of {len(fb.accs)}, kept there over {info['region']}: "

@@ -91,6 +91,7 @@ class FmaBlock:
     value_regs: set[int] = field(default_factory=set)
     accs: list[int] = field(default_factory=list)
     whole_loop: bool = True  # the block is the whole loop (its own back edge)
+    kept_waits: set[int] = field(default_factory=set)  # waits moved whole with a barrier after the FMAs
 
     @property
     def fma_instrs(self) -> list[int]:
@@ -358,11 +359,22 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     value_regs = {r for ld in load_list for r in ld.regs}
     block_loads = {ld.index for ld in load_list}
     addr_regs = {vgpr_number(ld.addr) for ld in load_list}
+    kept_waits: list[int] = []
     for p in range(first, last + 1):
         i = body[p]
         if i in fma_instr or i in block_loads:
             continue
         ins = instrs[i]
+        if ins.klass == "barrier" and not any(j in block_loads for j in body[p + 1: last + 1]):
+            # A barrier the compiler hoisted among the FMAs (for the next iteration's LDS writes)
+            # may move after them: FMAs touch no memory, and no load of the block follows it.
+            # The waits right before it move with it, whole.
+            q = p - 1
+            while q >= first and instrs[body[q]].klass == "waitcnt":
+                kept_waits.append(body[q])
+                q -= 1
+            moved.append(i)
+            continue
         if ins.klass not in MOVABLE:
             raise FixRefused(f"{where(program, i)}: '{ins.text()}' sits inside the FMA block and cannot be moved")
         regs = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} - {None}
@@ -374,8 +386,10 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             dropped.append(i)  # hints go; waits are re-derived (the lgkm part from the loads, the rest kept)
         else:
             moved.append(i)
-    return FmaBlock(loop, name, block, body, fmas, load_list, phases, first, last, moved, dropped, value_regs,
-                    sorted(acc_set), whole_loop)
+    fb = FmaBlock(loop, name, block, body, fmas, load_list, phases, first, last, moved, dropped, value_regs,
+                  sorted(acc_set), whole_loop)
+    fb.kept_waits = set(kept_waits)
+    return fb
 
 
 def _split(program, at: int, pairs) -> tuple[list, list]:
