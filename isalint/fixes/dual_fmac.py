@@ -100,7 +100,7 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     waves_before = _waves(kernel, used_now)
     best = None
     for sets in ((2, 1) if n_phases > 1 else (1,)):
-        if max(prefix_phases) >= sets:
+        if max(prefix_phases, default=0) >= sets:
             continue  # a product loaded before the first FMA would overwrite a set still in use
         for a_bank in (2, 0):
             for limit in range(2, MAX_VGPRS + 1):
@@ -121,6 +121,14 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
                     if best is None or cand[0] < best[0]:
                         best = cand
                     break
+    if best is None:
+        if max(prefix_phases, default=0) >= 2:
+            raise FixRefused(f"{analysis.program.path}: the loads of {max(prefix_phases) + 1} outer products are "
+                             "issued before the first FMA; the pass double-buffers at most two")
+        need = n_cells + 2 * (p + q)
+        raise FixRefused(f"{analysis.program.path}: not enough free VGPRs: the block needs {need} registers "
+                         f"({n_cells} accumulators, {2 * (p + q)} for one set of loaded values, in 64-bit pairs "
+                         f"on two banks) and {len(pool)} are free in the loop")
     _, sets, a_bank, vals, rest = best
     layout = Layout(a_bank, sets, vals)
     sub_order = _subload_order(fb)
