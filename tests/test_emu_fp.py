@@ -142,10 +142,12 @@ def test_conversions():
     assert list(st.v(2, np.int32)[:12]) == [0, 1, -1, 2, 2147483647, -2147483648, 0, 2147483647, 0, 255, 2147483647, -1]
     assert list(st.v(3)[:12]) == [0, 1, 0, 2, 3000000000, 0, 0, 4294967295, 0, 255, 4294967295, 0]
     i = lanes([0, 1, -1, 16777217, -16777217, 2 ** 31 - 1, -(2 ** 31)], np.int64).astype(np.int32)
-    st = B.run("v_cvt_f32_i32_e32 v2, v0\nv_cvt_f32_u32_e32 v3, v0\nv_cvt_f32_ubyte1_e32 v4, v0", vgprs={0: i})
+    st = B.run("v_cvt_f32_i32_e32 v2, v0\nv_cvt_f32_u32_e32 v3, v0\nv_cvt_f32_ubyte0_e32 v4, v0\n"
+               "v_cvt_f32_ubyte1_e32 v5, v0\nv_cvt_f32_ubyte2_e32 v6, v0\nv_cvt_f32_ubyte3_e32 v7, v0", vgprs={0: i})
     assert np.array_equal(st.v(2, np.float32), i.astype(F))
     assert np.array_equal(st.v(3, np.float32), i.view(np.uint32).astype(F))
-    assert np.array_equal(st.v(4, np.float32), ((i.view(np.uint32) >> 8) & 0xFF).astype(F))
+    for k in range(4):
+        assert np.array_equal(st.v(4 + k, np.float32), ((i.view(np.uint32) >> (8 * k)) & 0xFF).astype(F))
 
 
 def test_inline_and_literal_float_constants():
@@ -181,6 +183,63 @@ def test_transcendental_approximations_close():
     np.testing.assert_allclose(st.v(4, np.float32), 1 / np.sqrt(x), rtol=2e-7)
     np.testing.assert_allclose(st.v(5, np.float32), np.exp2(x.astype(np.float64)), rtol=2e-7)
     np.testing.assert_allclose(st.v(6, np.float32), np.log2(x.astype(np.float64)), rtol=2e-7)
+
+
+
+
+FP_UNARY = {
+    "v_floor_f32": np.floor, "v_ceil_f32": np.ceil, "v_trunc_f32": np.trunc, "v_rndne_f32": np.rint,
+    "v_fract_f32": lambda a: np.where(np.isinf(a), np.nan, np.minimum(a - np.floor(a), F(0.99999994))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FP_UNARY))
+def test_rounding_ops(name):
+    x = lanes([0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 1e9 + 0.5, -0.0, np.inf, -1e-8, 3.999999, 7.0])
+    st = B.run(f"{name}_e32 v2, v0", vgprs={0: x})
+    want = FP_UNARY[name](x).astype(F)
+    got = st.v(2, np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(bits(got[~np.isnan(got)]), bits(want[~np.isnan(want)]))
+
+
+def test_three_operand_min_max_med_ldexp_and_dx9_fma():
+    a = lanes([1.0, np.nan, -3.0, 5.0, 0.0])
+    b = lanes([2.0, 4.0, np.nan, -1.0, -0.0])
+    c = lanes([0.5, 3.0, 1.0, 2.0, 1.0])
+    st = B.run("v_max3_f32 v3, v0, v1, v2\nv_min3_f32 v4, v0, v1, v2\nv_med3_f32 v5, v0, v1, v2\n"
+               "v_ldexp_f32 v6, v2, v7\nv_fma_dx9_zero_f32 v8, v0, v9, v2",
+               vgprs={0: a, 1: b, 2: c, 7: lanes([3, -1, 200, -200, 0], np.int32).view(np.uint32), 9: lanes([0.0])})
+    assert list(st.v(3, np.float32)[:5]) == [2.0, 4.0, 1.0, 5.0, 1.0]
+    assert list(st.v(4, np.float32)[:5]) == [0.5, 3.0, -3.0, -1.0, -0.0]
+    assert list(st.v(5, np.float32)[:5]) == [1.0, 3.0, -3.0, 2.0, 0.0]
+    assert list(st.v(6, np.float32)[:5]) == [4.0, 1.5, np.inf, 0.0, 1.0]
+    assert np.array_equal(st.v(8, np.float32)[:5], c[:5])  # 0 * anything (even NaN) is 0 in dx9 rules
+
+
+def test_fp64_add_mul_and_conversions():
+    x = np.array([1.0 / 3, 2.5, -1e300, 7.0], np.float64)
+    y = np.array([3.0, 1e-300, 10.0, -0.5], np.float64)
+    xr = np.resize(x, 32).view(np.uint32).reshape(32, 2)
+    yr = np.resize(y, 32).view(np.uint32).reshape(32, 2)
+    st = B.run("v_add_f64 v[4:5], v[0:1], v[2:3]\nv_mul_f64 v[6:7], v[0:1], v[2:3]\n"
+               "v_cvt_f32_f64_e32 v8, v[0:1]\nv_cvt_f64_f32_e32 v[10:11], v8\nv_cvt_f64_i32_e32 v[12:13], v9",
+               vgprs={0: xr[:, 0], 1: xr[:, 1], 2: yr[:, 0], 3: yr[:, 1], 9: lanes([-7], np.int32).view(np.uint32)})
+    f64 = lambda n: (st.v(n).astype(np.uint64) | st.v(n + 1).astype(np.uint64) << np.uint64(32)).view(np.float64)  # noqa: E731
+    assert np.array_equal(f64(4)[:4], x + y) and np.array_equal(f64(6)[:4], x * y)
+    assert np.array_equal(st.v(8, np.float32)[:4], x.astype(np.float32))
+    assert np.array_equal(f64(10)[:4], x.astype(np.float32).astype(np.float64))
+    assert f64(12)[0] == -7.0
+
+
+def test_every_fp_table_op_is_exercised():
+    import inspect
+    import test_emu_fp
+    from isalint.validate.emu.valu import VOP
+    src = inspect.getsource(test_emu_fp)
+    fp = [k for k, v in VOP.items() if "f32" in (v[0],) + v[1] or "f64" in (v[0],) + v[1]]
+    missing = [k for k in fp if k not in src]
+    assert not missing, missing
 
 
 def test_snippets_assemble():

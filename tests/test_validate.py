@@ -141,3 +141,23 @@ def test_unemulated_opcode_in_candidate_is_an_error_not_a_difference(kernel5, tm
     res = _validate(kernel5, cand, "--gemm", "128")
     assert res.exit_code == 2, res.output
     assert "v_sad_u32" in res.output and "sad.s:570" in res.output
+
+
+def test_device_path_reports_times_and_tflops(monkeypatch, kernel5):
+    """The --device hip plumbing, with the GPU replaced by the emulator (no AMD GPU here)."""
+    import isalint.validate.hip as hip
+
+    class FakeHip:
+        device_name = "fake gfx1100"
+
+    def fake_run(h, image, kernel, launch, repeats=10):
+        assert image[:4] == b"\x7fELF"  # a linked code object was built
+        r = kernel.run(launch)
+        return hip.DeviceRun(r.buffers, [2.0, 1.0, 3.0])
+
+    monkeypatch.setattr(hip, "Hip", FakeHip)
+    monkeypatch.setattr(hip, "run_on_device", fake_run)
+    res = _validate(kernel5, kernel5, "--gemm", "128", "--device", "hip")
+    assert res.exit_code == 0, res.output
+    assert "fake gfx1100" in res.output and "median 2.000 ms" in res.output
+    assert f"{2 * 128 ** 3 / 2e-3 / 1e12:.2f} TFLOP/s" in res.output

@@ -65,6 +65,14 @@ def _med3(a, b, c, mx, mn):
     return mx(mn(a, b), mn(mx(a, b), c))
 
 
+def _med3_f32(a, b, c):
+    """v_med3_f32: the median, or min3 when any input is NaN (RDNA3 ISA guide, V_MED3_F32)."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, F32), np.asarray(b, F32), np.asarray(c, F32))
+    med = _med3(a, b, c, _max_f32, _min_f32)
+    anynan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+    return np.where(anynan, _min_f32(_min_f32(a, b), c), med).astype(F32)
+
+
 def _cvt_u32_f32(a):
     a = np.asarray(a, F32).astype(F64)
     t = np.trunc(np.nan_to_num(a, nan=0.0, posinf=4294967295.0, neginf=0.0))
@@ -161,7 +169,7 @@ VOP: dict[str, tuple[str, tuple[str, ...], object]] = {
     "v_min_f32": ("f32", ("f32", "f32"), _min_f32),
     "v_max3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _max_f32(_max_f32(a, b), c)),
     "v_min3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _min_f32(_min_f32(a, b), c)),
-    "v_med3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _med3(a, b, c, _max_f32, _min_f32)),
+    "v_med3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _med3_f32(a, b, c)),
     "v_ldexp_f32": ("f32", ("f32", "i32"), lambda a, b: np.ldexp(np.asarray(a, F32), np.clip(b, -1000, 1000)).astype(F32)),
     "v_floor_f32": ("f32", ("f32",), np.floor),
     "v_ceil_f32": ("f32", ("f32",), np.ceil),
