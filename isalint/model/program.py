@@ -243,10 +243,12 @@ def _load_yaml(text: str):
 
 
 def _parse_metadata(text: str) -> dict[str, dict]:
-    try:
-        doc = _load_yaml(text)
-    except Exception:  # a broken metadata document is reported by META001, not here
-        return {}
+    doc = _read_compiler_yaml(text)
+    if doc is None:
+        try:
+            doc = _load_yaml(text)
+        except Exception:  # a broken metadata document is reported by META001, not here
+            return {}
     out: dict[str, dict] = {}
     if not isinstance(doc, dict):
         return out
@@ -255,6 +257,123 @@ def _parse_metadata(text: str) -> dict[str, dict]:
             name = entry.get(".name") or str(entry.get(".symbol", "")).removesuffix(".kd")
             out[name] = entry
     return out
+
+
+# The subset of YAML the compilers write for .amdgpu_metadata (LLVM's YAML writer): block
+# mappings and sequences, ``key: value`` with decimal integers, true/false, single-quoted strings,
+# plain words and ``[]``. Reading it by hand spares `isalint check` the PyYAML import; anything outside
+# the subset (flow style, other scalars, comments, tabs, anchors, ...) goes to PyYAML.
+_YAML_KEY = re.compile(r"([A-Za-z_.][A-Za-z0-9_.$-]*):(?: +(.*))?\Z")
+_YAML_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_YAML_WORD = re.compile(r"\.?[A-Za-z_][A-Za-z0-9_.$ *+/<>@()-]*\Z")
+# plain words PyYAML (YAML 1.1) reads as something other than a string
+_YAML_SPECIAL = frozenset("""
+null Null NULL true True TRUE false False FALSE yes Yes YES no No NO on On ON off Off OFF
+.inf .Inf .INF .nan .NaN .NAN
+""".split())
+
+
+class _NotSubset(Exception):
+    pass
+
+
+def _read_compiler_yaml(text: str):
+    """The document parsed as PyYAML's safe loader would, or None when it is not in the subset."""
+    if "\t" in text or "#" in text or "&" in text or "\r" in text:
+        return None
+    rows: list[list] = []
+    state = "start"
+    for raw in text.split("\n"):
+        content = raw.strip(" ")
+        if not content:
+            continue
+        if state == "start":
+            if content != "---" or raw != content:
+                return None
+            state = "body"
+        elif state == "body":
+            if raw.rstrip(" ") == "...":
+                state = "end"
+            elif content in ("---", "...") or content.startswith("%"):
+                return None
+            else:
+                rows.append([len(raw) - len(raw.lstrip(" ")), content])
+        else:
+            return None
+    if state != "end" or not rows:
+        return None
+    try:
+        value, end = _yaml_block(rows, 0, rows[0][0])
+    except _NotSubset:
+        return None
+    return value if end == len(rows) else None
+
+
+def _yaml_block(rows, i: int, indent: int):
+    if rows[i][1] == "-" or rows[i][1].startswith("- "):
+        return _yaml_sequence(rows, i, indent)
+    return _yaml_mapping(rows, i, indent)
+
+
+def _yaml_mapping(rows, i: int, indent: int):
+    out: dict = {}
+    while i < len(rows) and rows[i][0] == indent:
+        m = _YAML_KEY.match(rows[i][1])
+        if m is None:
+            raise _NotSubset
+        key = _yaml_scalar(m.group(1))
+        if not isinstance(key, str) or key in out:
+            raise _NotSubset
+        i += 1
+        if m.group(2) is not None:
+            out[key] = _yaml_scalar(m.group(2))
+        elif i < len(rows) and rows[i][0] > indent:
+            out[key], i = _yaml_block(rows, i, rows[i][0])
+        else:
+            raise _NotSubset  # an empty value, or a sequence at the key's indentation
+    if i < len(rows) and rows[i][0] > indent:
+        raise _NotSubset
+    return out, i
+
+
+def _yaml_sequence(rows, i: int, indent: int):
+    out: list = []
+    while i < len(rows) and rows[i][0] == indent and (rows[i][1] == "-" or rows[i][1].startswith("- ")):
+        item = rows[i][1][1:]
+        rest = item.lstrip(" ")
+        if not rest:
+            raise _NotSubset
+        if rest.startswith("-"):
+            raise _NotSubset
+        if _YAML_KEY.match(rest):
+            # "- key: value": a mapping whose first key sits after the dash
+            rows[i] = [indent + 1 + len(item) - len(rest), rest]
+            value, i = _yaml_mapping(rows, i, rows[i][0])
+            out.append(value)
+        else:
+            out.append(_yaml_scalar(rest))
+            i += 1
+    if i < len(rows) and rows[i][0] > indent:
+        raise _NotSubset
+    return out, i
+
+
+def _yaml_scalar(text: str):
+    text = text.rstrip(" ")
+    if text.startswith("'"):
+        inner = text[1:-1]
+        if len(text) < 2 or not text.endswith("'") or "'" in inner.replace("''", ""):
+            raise _NotSubset
+        return inner.replace("''", "'")
+    if _YAML_INT.match(text):
+        return int(text)
+    if text == "true" or text == "false":
+        return text == "true"
+    if text == "[]":  # LLVM writes a kernel without arguments as `.args: []`
+        return []
+    if _YAML_WORD.match(text) and text not in _YAML_SPECIAL and ": " not in text:
+        return text
+    raise _NotSubset
 
 
 def _make_instr(index: int, line: Line) -> Instr:

@@ -67,7 +67,13 @@ def _classify_uncached(text: str, col: int) -> Operand:
     if lowered == "off":
         return Operand(text, col, "off")
     if _INT.match(body):
-        value = int(body, 0)
+        try:
+            value = int(body, 0)
+        except ValueError:  # a leading zero: C-style octal, as the LLVM assembler reads it
+            try:
+                value = int(body, 8)
+            except ValueError:
+                raise OperandError(f"invalid octal number '{text}'") from None
         return Operand(text, col, "int", value=-value if neg else value, neg=False, abs=absolute)
     if _FLOAT.match(body):
         value = float(body)

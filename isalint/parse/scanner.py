@@ -11,24 +11,27 @@ from .operands import OperandError, classify_modifier, classify_operand, is_call
 
 _OPEN = {"[": "]", "(": ")"}
 _CLOSE = {"]", ")"}
-_MNEMONIC = re.compile(r"[A-Za-z_][\w.]*")
+_MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
+# One operand or modifier word whose brackets are single-level and balanced: the words of
+# nearly every real line. Anything else (nested or stray brackets, ``key: value``, stray
+# commas) leaves the fast path and goes through the character loop below.
+_WORD = r"(?:[^ \t,\[\]()]|\[[^\[\]()]*\]|\([^\[\]()]*\))+"
+_TOKEN = re.compile(rf"[ \t]*(,[ \t]*)?({_WORD})")
+_BRACKETS = re.compile(r"[\[\]()]")
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
     """Spans of the statements of ``code`` (two for a VOPD ``x :: y`` line)."""
-    if "::" not in code:
-        return [(start, len(code))]
-    depth = 0
-    i, n = start, len(code)
-    while i < n - 1:
-        c = code[i]
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif c == ":" and code[i + 1] == ":" and depth == 0:
+    i = code.find("::", start)
+    n = len(code)
+    while i >= 0:
+        depth = 0  # bracket depth at i: every bracket counts, as in the word splitter
+        for b in _BRACKETS.findall(code, start, i):
+            depth += 1 if b in _OPEN else -1
+        if depth == 0:
             return [(start, i), (i + 2, n)]
-        i += 1
+        # a "::" inside brackets: look further, skipping only its first colon (":::" holds two)
+        i = code.find("::", i + 1)
     return [(start, n)]
 
 
@@ -37,40 +40,40 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
 
     Columns are 1-based positions in ``code``. Raises OperandError on bad syntax.
     """
-    i = start
-    while i < end and code[i] in " \t":
-        i += 1
-    m = _MNEMONIC.match(code, i, end)
-    j = m.end() if m else i
-    if m is None or (j < end and code[j] not in " \t"):
+    m = _MNEMONIC.match(code, start, end)
+    if m is None:
+        i = start
+        while i < end and code[i] in " \t":
+            i += 1
         raise OperandError("expected an instruction mnemonic", i - start)
-    stmt = Statement(code[i:j].lower(), i + 1)
-    words = _split_words(code, j, end)
+    i, j = m.span(1)
+    if j < end and code[j] not in " \t":
+        raise OperandError("expected an instruction mnemonic", i - start)
+    operands: list = []
+    modifiers: list = []
+    stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
     seen_modifier = False
-    for word_start, word_end, after_comma in words:
+    for word_start, word_end, after_comma in _split_words(code, j, end):
         text = code[word_start:word_end]
-        if text in ("|", "&"):
+        if text == "|" or text == "&":
             continue
-        if not after_comma and stmt.operands and not is_call_word(text):
-            stmt.modifiers.append(classify_modifier(text, word_start + 1))
+        if not after_comma and operands and not is_call_word(text):
+            modifiers.append(classify_modifier(text, word_start + 1))
             seen_modifier = True
             continue
         if seen_modifier and after_comma:
             raise OperandError(f"operand '{text}' after modifiers", word_start - start)
         try:
-            stmt.operands.append(classify_operand(text, word_start + 1))
+            operands.append(classify_operand(text, word_start + 1))
         except OperandError as exc:
-            if not after_comma and stmt.operands:
+            if not after_comma and operands:
                 raise
-            if not stmt.operands and not after_comma and _looks_like_modifier(text):
-                stmt.modifiers.append(classify_modifier(text, word_start + 1))
+            if not operands and not after_comma and _looks_like_modifier(text):
+                modifiers.append(classify_modifier(text, word_start + 1))
                 seen_modifier = True
                 continue
             raise OperandError(str(exc), word_start - start) from None
-    k = end
-    while k > start and code[k - 1] in " \t":
-        k -= 1
-    stmt.end_col = k + 1
+    stmt.end_col = len(code[start:end].rstrip(" \t")) + start + 1
     return stmt
 
 
@@ -85,6 +88,22 @@ def _split_words(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
     Words are separated by commas or blanks at bracket depth 0; ``key: value`` is
     one word (the hand-edited ``offset: 64`` form).
     """
+    words: list[tuple[int, int, bool]] = []
+    pos = i
+    for m in _TOKEN.finditer(code, i, end):
+        if m.start() != pos:
+            break  # something the word pattern does not cover
+        comma = m.group(1) is not None
+        if comma and not words:
+            break  # a leading comma
+        ws, we = m.span(2)
+        if code[we - 1] == ":" and we < end and code[we] in " \t":
+            break  # ``key: value``
+        words.append((ws, we, comma or not words))
+        pos = we
+    else:
+        if not code[pos:end].strip(" \t"):
+            return words
     return _split_words_careful(code, i, end)
 
 
