@@ -225,7 +225,8 @@ def test_fp64_add_mul_and_conversions():
     st = B.run("v_add_f64 v[4:5], v[0:1], v[2:3]\nv_mul_f64 v[6:7], v[0:1], v[2:3]\n"
                "v_cvt_f32_f64_e32 v8, v[0:1]\nv_cvt_f64_f32_e32 v[10:11], v8\nv_cvt_f64_i32_e32 v[12:13], v9",
                vgprs={0: xr[:, 0], 1: xr[:, 1], 2: yr[:, 0], 3: yr[:, 1], 9: lanes([-7], np.int32).view(np.uint32)})
-    f64 = lambda n: (st.v(n).astype(np.uint64) | st.v(n + 1).astype(np.uint64) << np.uint64(32)).view(np.float64)  # noqa: E731
+    def f64(n):
+        return (st.v(n).astype(np.uint64) | st.v(n + 1).astype(np.uint64) << np.uint64(32)).view(np.float64)
     assert np.array_equal(f64(4)[:4], x + y) and np.array_equal(f64(6)[:4], x * y)
     assert np.array_equal(st.v(8, np.float32)[:4], x.astype(np.float32))
     assert np.array_equal(f64(10)[:4], x.astype(np.float32).astype(np.float64))

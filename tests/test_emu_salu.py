@@ -130,7 +130,8 @@ def test_64bit_ops_and_carry_chain():
             "s_lshl_b64 s[24:25], s[0:1], 4\ns_lshr_b64 s[26:27], s[0:1], 36\ns_ashr_i64 s[28:29], s[0:1], 36\n"
             "s_and_b64 s[32:33], s[0:1], s[2:3]\ns_not_b64 s[34:35], s[0:1]\ns_bfe_u64 s[36:37], s[0:1], 0x200020\n"
             "s_mov_b64 s[38:39], 0xffffffff\ns_mov_b64 s[40:41], -1\ns_cmp_eq_u64 s[0:1], s[0:1]\n"
-            "s_cselect_b64 s[42:43], s[0:1], s[2:3]\ns_cmp_lg_u64 s[0:1], s[0:1]\ns_cselect_b64 s[44:45], s[0:1], s[2:3]")
+            "s_cselect_b64 s[42:43], s[0:1], s[2:3]\ns_cmp_lg_u64 s[0:1], s[0:1]\n"
+            "s_cselect_b64 s[44:45], s[0:1], s[2:3]")
     st = B.run(body, sgprs={0: a & M, 1: a >> 32, 2: b & M, 3: b >> 32})
     get = lambda n: st.s(n) | st.s(n + 1) << 32  # noqa: E731
     assert get(20) == (a + b) & M64 and st.s(30) == (a + b) >> 64

@@ -11,7 +11,8 @@ from test_emu_support import FIXTURES, need_kernel5, need_toolchain
 # (name, line of kernel5.s, old text, new text): each must be reported different
 MUTATIONS = [
     ("swapped FMA source", 570, "v_fmac_f32_e32 v124, v184, v192", "v_fmac_f32_e32 v124, v185, v192"),
-    ("LDS offset off by 4", 564, "ds_load_b128 v[196:199], v204 offset:128", "ds_load_b128 v[196:199], v204 offset:132"),
+    ("LDS offset off by 4", 564, "ds_load_b128 v[196:199], v204 offset:128",
+     "ds_load_b128 v[196:199], v204 offset:132"),
     ("removed s_waitcnt (LDS results)", 569, "s_waitcnt lgkmcnt(3)", ""),
     ("removed s_waitcnt (before barrier)", 218, "s_waitcnt lgkmcnt(0)", ""),
     ("wrong loop bound", 568, "s_cmpk_lg_i32 s14, 0x1000", "s_cmpk_lg_i32 s14, 0xe00"),
@@ -137,7 +138,8 @@ def test_generic_launch_with_args(tmp_path):
 
 def test_unemulated_opcode_in_candidate_is_an_error_not_a_difference(kernel5, tmp_path):
     cand = tmp_path / "sad.s"
-    cand.write_text(_mutate(kernel5.read_text(), 570, "v_fmac_f32_e32 v124, v184, v192", "v_sad_u32 v124, v184, v192, v124"))
+    cand.write_text(_mutate(kernel5.read_text(), 570, "v_fmac_f32_e32 v124, v184, v192",
+                            "v_sad_u32 v124, v184, v192, v124"))
     res = _validate(kernel5, cand, "--gemm", "128")
     assert res.exit_code == 2, res.output
     assert "v_sad_u32" in res.output and "sad.s:570" in res.output

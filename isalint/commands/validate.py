@@ -102,7 +102,8 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
     out = eq.validate_pair(orig, cand, make, seed=seed, latency=lat, kernel_name=kernel_name, shapes=shapes,
                            check=check, times=times)
     verdict = {"equal": "EQUAL", "different": "DIFFERENT", "error": "ERROR"}[out.status]
-    click.echo(f"{candidate} vs {original}: {verdict}: {out.message.split(': ', 1)[-1] if out.status != 'error' else out.message}")
+    text = out.message.split(": ", 1)[-1] if out.status != "error" else out.message
+    click.echo(f"{candidate} vs {original}: {verdict}: {text}")
     click.echo(f"  ({what}; emulator)")
     for line in out.details:
         click.echo(f"  {line}")

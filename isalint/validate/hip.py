@@ -98,8 +98,9 @@ class Hip:
         extra = (ctypes.c_void_p * 5)(ctypes.c_void_p(_PARAM_BUFFER_POINTER), ctypes.cast(arg, ctypes.c_void_p),
                                       ctypes.c_void_p(_PARAM_BUFFER_SIZE),
                                       ctypes.cast(ctypes.pointer(size), ctypes.c_void_p), ctypes.c_void_p(_PARAM_END))
-        self.check(self.lib.hipModuleLaunchKernel(fn, *[ctypes.c_uint(x) for x in grid], *[ctypes.c_uint(x) for x in block],
-                                                  ctypes.c_uint(lds), None, None, extra), "hipModuleLaunchKernel")
+        dims = [ctypes.c_uint(x) for x in (*grid, *block)]
+        self.check(self.lib.hipModuleLaunchKernel(fn, *dims, ctypes.c_uint(lds), None, None, extra),
+                   "hipModuleLaunchKernel")
 
     def synchronize(self) -> None:
         self.check(self.lib.hipDeviceSynchronize(), "hipDeviceSynchronize")

@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import EmulationError, Unimplemented
 from .machine import HEAP_BASE, I64, U8, U32, U64, gather, scatter
-from .operands import scalar_dest, scalar_source, sgpr_index
+from .operands import scalar_source, sgpr_index
 
 _WIDTH = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
 _SMEM_WIDTH = {"b32": 1, "b64": 2, "b128": 4, "b256": 8, "b512": 16}

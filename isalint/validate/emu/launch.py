@@ -29,7 +29,7 @@ from .compile_mem import MemCtx, ds, smem, vmem
 from .compile_salu import control, salu
 from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
 from .errors import EmulationError, LaunchError, Unimplemented
-from .machine import (EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_END, STOP_SPLIT, U8, U32, Group, Machine)
+from .machine import (EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine)
 
 USER_SGPR_FIELDS = (
     (".amdhsa_user_sgpr_private_segment_buffer", 4, "private_segment_buffer"),

@@ -106,8 +106,7 @@ def vector_source(op, typ: str, nvgpr: int):
     wide = typ in WIDE
     if op.kind in ("int", "float"):
         c = const_array(op, typ)
-        read = lambda g: c  # noqa: E731
-        return _float_mods(read, op, typ) if op.kind != "int" or not (op.neg or op.abs) else _float_mods(read, op, typ)
+        return _float_mods(lambda g: c, op, typ)
     if op.kind == "vgpr":
         n = op.first
         if n + width(typ) > nvgpr:
@@ -139,7 +138,8 @@ def vector_source(op, typ: str, nvgpr: int):
             else:
                 read = lambda g: g.S[idx].view(view)[:, None]  # noqa: E731
         else:
-            read = lambda g: (g.S[idx].astype(U64) | (g.S[idx + 1].astype(U64) << U64(32))).view(view)[:, None]  # noqa: E731
+            def read(g):
+                return (g.S[idx].astype(U64) | (g.S[idx + 1].astype(U64) << U64(32))).view(view)[:, None]
         return _float_mods(read, op, typ)
     raise Unimplemented(f"source operand '{op.text}'")
 

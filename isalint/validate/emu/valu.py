@@ -170,7 +170,8 @@ VOP: dict[str, tuple[str, tuple[str, ...], object]] = {
     "v_max3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _max_f32(_max_f32(a, b), c)),
     "v_min3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _min_f32(_min_f32(a, b), c)),
     "v_med3_f32": ("f32", ("f32",) * 3, lambda a, b, c: _med3_f32(a, b, c)),
-    "v_ldexp_f32": ("f32", ("f32", "i32"), lambda a, b: np.ldexp(np.asarray(a, F32), np.clip(b, -1000, 1000)).astype(F32)),
+    "v_ldexp_f32": ("f32", ("f32", "i32"),
+                    lambda a, b: np.ldexp(np.asarray(a, F32), np.clip(b, -1000, 1000)).astype(F32)),
     "v_floor_f32": ("f32", ("f32",), np.floor),
     "v_ceil_f32": ("f32", ("f32",), np.ceil),
     "v_trunc_f32": ("f32", ("f32",), np.trunc),
@@ -245,7 +246,8 @@ VOP: dict[str, tuple[str, tuple[str, ...], object]] = {
     "v_bfm_b32": ("u32", ("u32", "u32"),
                   lambda a, b: (((U64(1) << (a & _31).astype(U64)) - U64(1)).astype(U32) << (b & _31))),
     "v_alignbit_b32": ("u32", ("u32",) * 3,
-                       lambda a, b, c: (((a.astype(U64) << U64(32)) | b.astype(U64)) >> (c & _31).astype(U64)).astype(U32)),
+                       lambda a, b, c: (((a.astype(U64) << U64(32)) | b.astype(U64))
+                                        >> (c & _31).astype(U64)).astype(U32)),
     "v_alignbyte_b32": ("u32", ("u32",) * 3,
                         lambda a, b, c: (((a.astype(U64) << U64(32)) | b.astype(U64))
                                          >> ((c & U32(3)).astype(U64) * U64(8))).astype(U32)),
