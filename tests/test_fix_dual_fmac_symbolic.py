@@ -224,3 +224,40 @@ def test_refusal_leaves_nothing_half_done():
         "\ts_cbranch_scc1", "\tv_add_f32_e32 v11, v11, v9\n\ts_cbranch_scc1")
     with pytest.raises(FixRefused, match="accumulator v11 is also used"):
         _rewrite(text)
+
+
+BRANCHY = """\
+\tv_mov_b32_e32 v10, v6
+\tv_mov_b32_e32 v11, v7
+\tv_mov_b32_e32 v12, v8
+\tv_mov_b32_e32 v13, v9
+\ts_mov_b32 s0, 0
+\ts_cmp_eq_u32 s5, 0
+\ts_cbranch_scc1 .LBB0_1
+\ts_branch .LBB0_2
+.LBB0_1:
+\tds_load_b64 v[20:21], v1
+\tds_load_b64 v[22:23], v2 offset:16
+\ts_add_i32 s0, s0, 1
+\ts_cmp_lg_u32 s0, 8
+\ts_waitcnt lgkmcnt(0)
+\tv_fmac_f32_e32 v10, v20, v22
+\tv_fmac_f32_e32 v11, v20, v23
+\tv_fmac_f32_e32 v13, v21, v22
+\tv_fmac_f32_e32 v12, v21, v23
+\ts_cbranch_scc1 .LBB0_1
+.LBB0_2:
+\tglobal_store_b128 v[4:5], v[10:13], off
+\ts_endpgm
+"""
+
+
+def test_moves_on_branch_edges():
+    """The loop is entered by a conditional branch (moves in a trampoline after the kernel) and
+    left by falling into a block that is also reached from outside (moves before its label).
+    v10 and v12 multiply a0*b0 and a1*b1, which one dual instruction computes: one must move."""
+    new = _rewrite(BRANCHY)
+    assert ".Lisalint_dfmac_0_LBB0_1:" in new
+    assert "s_cbranch_scc1 .Lisalint_dfmac_0_LBB0_1" in new
+    assert new.index(".LBB0_2:") > new.rindex("s_cbranch_scc1 .LBB0_1")
+    assert_equivalent(BRANCHY, new, seeds=range(12))

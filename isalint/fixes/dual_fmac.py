@@ -93,7 +93,7 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     pool = set(range(MAX_VGPRS)) - region.busy
     value_pool = set(range(MAX_VGPRS)) - region.busy_values
     prefer = set(fb.value_regs)
-    used_now = _highest_vgpr(analysis) + 1
+    used_now = _highest_vgpr(analysis, fb.body[0]) + 1
     n_phases = len(fb.phases)
     prefix_phases = {_phase_of_load(fb, ld.order) for ld in fb.loads if fb.body.index(ld.index) < fb.first}
     kernel = analysis.program.kernel_of(fb.body[0])
@@ -104,6 +104,11 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
             continue  # a product loaded before the first FMA would overwrite a set still in use
         for a_bank in (2, 0):
             for limit in range(2, MAX_VGPRS + 1):
+                if limit < used_now and not _fits(fb, pool, value_pool, a_bank, limit, sets, n_cells):
+                    continue
+                # Below the registers the kernel already uses, take all of them: the same count,
+                # more room to keep accumulators and values where they were.
+                limit = max(limit, used_now)
                 below = {r for r in pool if r < limit}
                 # Values first where only they can go (free where they live, busy elsewhere in the region).
                 only_values = {r for r in value_pool if r < limit} - below
@@ -156,6 +161,17 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     return layout, sched
 
 
+def _fits(fb, pool, value_pool, a_bank, limit, sets, n_cells) -> bool:
+    below = {r for r in pool if r < limit}
+    only_values = {r for r in value_pool if r < limit} - below
+    vals = choose_value_registers(fb, below | only_values, a_bank, limit, sets, [only_values])
+    if vals is None:
+        return False
+    rest = below - {r + k for r in vals.values() for k in (0, 1)}
+    return (sum(1 for r in rest if r % 2 == 0) >= n_cells // 2
+            and sum(1 for r in rest if r % 2 == 1) >= n_cells // 2)
+
+
 def _waves(kernel, vgprs: int) -> int | None:
     """Waves per SIMD the kernel gets with ``vgprs`` VGPRs (the OCC001 model), None if unknown."""
     if kernel is None:
@@ -185,9 +201,16 @@ def _subload_order(fb: FmaBlock) -> dict[tuple, int]:
     return order
 
 
-def _highest_vgpr(analysis) -> int:
+def _highest_vgpr(analysis, index: int | None = None) -> int:
+    """The highest VGPR the kernel holding instruction ``index`` names (the whole file if None)."""
+    instrs = analysis.program.instrs
+    lo, hi = 0, len(instrs)
+    if index is not None:
+        k = analysis.program.kernel_of(index)
+        if k is not None:
+            lo, hi = k.first, k.last
     top = -1
-    for ins in analysis.program.instrs:
+    for ins in instrs[lo:hi]:
         for r in list(ins.defs) + list(ins.uses):
             n = vgpr_number(r)
             if n is not None and n > top:
@@ -357,7 +380,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             edits.add_after(lidx(k.last - 1), t)
 
     text = edits.render(source)
-    top = max([_highest_vgpr(analysis)] + sorted(new_set | value_regs | written))
+    top = max([_highest_vgpr(analysis, body[0])] + sorted(new_set | value_regs | written))
     text = _update_counts(text, source.path, top + 1)
     info = {
         "moved": len(moved), "entry_moves": n_entry_moves, "exit_moves": n_exit_moves,
@@ -518,7 +541,8 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
         h = after[0]
         raise FixRefused(f"internal error: the rewrite leaves {h.reg} read at line "
                          f"{new.program.instrs[h.index].lineno} before its {h.counter} wait")
-    info["vgprs"] = _highest_vgpr(new) + 1
+    loop_new = new.cfg.find_loop(fb.label)
+    info["vgprs"] = _highest_vgpr(new, new.cfg.blocks[loop_new.header].first) + 1
     return new
 
 
@@ -553,9 +577,10 @@ def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
             lines.append(f"  {name:22}{fmt(before):>10}{fmt(after):>10}")
     else:
         lines.append(f"  {'modeled bank stalls':22}{'':>10}{sched.model.get('stalls', '?'):>10}")
-    lines.append(f"  {'VGPRs':22}{_highest_vgpr(old) + 1:>10}{info['vgprs']:>10}")
+    v0 = _highest_vgpr(old, fb.body[0]) + 1
+    lines.append(f"  {'VGPRs':22}{v0:>10}{info['vgprs']:>10}")
     kernel = old.program.kernel_of(fb.body[0])
-    w0, w1 = _waves(kernel, _highest_vgpr(old) + 1), _waves(kernel, info["vgprs"])
+    w0, w1 = _waves(kernel, v0), _waves(kernel, info["vgprs"])
     if w0 is not None and w1 is not None:
         lines.append(f"  {'waves per SIMD':22}{w0:>10}{w1:>10}")
     lines.append(f"  loads: {len(fb.loads)} -> {info['loads']} ds_load_b64, {info['waits']} s_waitcnt lgkmcnt in "
