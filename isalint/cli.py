@@ -77,7 +77,7 @@ def main(argv=None):
 
             opts = check.parse_args(args[1:])
             if opts is not None:
-                return check.run(**opts)
+                return check.run(**opts, hard_exit=True)
         return _build_group().main(args=args, prog_name="isalint", standalone_mode=True)
     except KeyboardInterrupt:
         sys.stderr.write("isalint: interrupted\n")

@@ -392,9 +392,11 @@ def _make_instr(index: int, line: Line) -> Instr:
             problem_col = stmt.col
             slots.append([])
             continue
-        bad = next((m for m in stmt.modifiers if m.name not in KNOWN_MODIFIERS), None)
-        if bad is None and stmt.modifiers and info.encoding.startswith("SOP"):
-            bad = stmt.modifiers[0]
+        bad = None
+        if stmt.modifiers:
+            bad = next((m for m in stmt.modifiers if m.name not in KNOWN_MODIFIERS), None)
+            if bad is None and info.encoding.startswith("SOP"):
+                bad = stmt.modifiers[0]
         if bad is not None:
             problem, problem_col = f"unexpected '{bad.text}' after the operands of '{stmt.mnemonic}'", bad.col
             slots.append([])
@@ -407,13 +409,18 @@ def _make_instr(index: int, line: Line) -> Instr:
             continue
         slots.append(stmt_slots)
         for slot in stmt_slots:
-            if slot.role in ("use", "defuse"):
-                uses.extend(slot.regs)
-            if slot.role in ("def", "defuse"):
-                defs.extend(slot.regs)
-        uses.extend(info.implicit_uses)
-        defs.extend(info.implicit_defs)
-        counters = counters + tuple(c for c in info.counters if c not in counters)
+            role = slot.role
+            if role == "use":
+                uses += slot.regs
+            elif role == "def":
+                defs += slot.regs
+            elif role == "defuse":
+                uses += slot.regs
+                defs += slot.regs
+        uses += info.implicit_uses
+        defs += info.implicit_defs
+        if info.counters:
+            counters = counters + tuple(c for c in info.counters if c not in counters)
     if len(line.statements) == 2:
         klass = "vopd"
     elif infos and infos[0] is not None:
@@ -428,10 +435,10 @@ def _make_instr(index: int, line: Line) -> Instr:
 
 
 def _dedup(regs: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for r in regs:
-        seen.setdefault(r, None)
-    return list(seen)
+    return list(dict.fromkeys(regs))
+
+
+_REGISTER_KINDS = frozenset(("vgpr", "sgpr", "ttmp", "special"))
 
 
 class OperandMismatch(ValueError):
@@ -452,21 +459,17 @@ def match_operands(stmt: Statement, info: OpInfo) -> list[Slot]:
     if not info.operands:
         return []
     fitting = info.operands_for(len(written))
-    specs = list(fitting if fitting is not None else info.operands)
+    specs = fitting if fitting is not None else info.operands
     if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
-        specs = _memory_specs(specs, written)
-    slots: list[Slot] = []
+        specs = _memory_specs(list(specs), written)
     if len(written) > len(specs):
         extra = written[len(specs)]
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
-    if len(written) < sum(1 for s in specs if not s.optional) and info.klass not in ("waitcnt", "delay", "nop"):
+    if len(written) < len(specs) and len(written) < sum(1 for s in specs if not s.optional) and \
+            info.klass not in ("waitcnt", "delay", "nop"):
         end = stmt.end_col
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
-    for n, op in enumerate(written):
-        spec = specs[n]
-        regs = _operand_registers(op, spec, stmt)
-        slots.append(Slot(spec.name, spec.role, op, regs))
-    return slots
+    return [Slot(spec.name, spec.role, op, _operand_registers(op, spec, stmt)) for op, spec in zip(written, specs)]
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:
@@ -481,10 +484,11 @@ def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[Oper
 
 
 def _operand_registers(op: Operand, spec: OperandSpec, stmt: Statement) -> list[str]:
-    if not op.is_register:
+    kind = op.kind
+    if kind not in _REGISTER_KINDS:
         return []
     width = max(1, spec.bits // 32)
-    if op.kind == "special":
+    if kind == "special":
         return op.registers(width)
     if op.count != width and not (op.half and width == 1):
         if not (op.count == 1 and op.text.find("[") < 0 and width > 1 and spec.kind in ("src", "ssrc")):

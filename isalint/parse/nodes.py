@@ -38,6 +38,9 @@ SPECIAL_REGISTERS: dict[str, tuple[str, ...]] = {
 }
 
 
+_NAMES: dict[tuple[str, int, int], tuple[str, ...]] = {}  # (file, first, count) -> register names
+
+
 @dataclass(slots=True)
 class Operand:
     """One operand as written, e.g. ``v[184:187]``, ``-|v3|``, ``0x210``, ``.LBB0_3``."""
@@ -61,7 +64,13 @@ class Operand:
         """Expanded register names (``v184``...). ``count`` overrides the written width."""
         if self.kind in ("vgpr", "sgpr", "ttmp"):
             n = self.count if count is None else count
-            return [f"{self.file}{i}" for i in range(self.first, self.first + n)]
+            key = (self.file, self.first, n)
+            names = _NAMES.get(key)
+            if names is None:
+                names = tuple(f"{self.file}{i}" for i in range(self.first, self.first + n))
+                if n <= 16:
+                    _NAMES[key] = names
+            return list(names)
         if self.kind == "special":
             regs = SPECIAL_REGISTERS[self.file]
             if count is not None and count < len(regs):

@@ -16,7 +16,7 @@ _MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 # nearly every real line. Anything else (nested or stray brackets, ``key: value``, stray
 # commas) leaves the fast path and goes through the character loop below.
 _WORD = r"(?:[^ \t,\[\]()]|\[[^\[\]()]*\]|\([^\[\]()]*\))+"
-_TOKEN = re.compile(rf"[ \t]*(,[ \t]*)?({_WORD})")
+_TOKENS = re.compile(rf"([ \t]*,?[ \t]*)({_WORD})")
 _BRACKETS = re.compile(r"[\[\]()]")
 
 
@@ -53,8 +53,7 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
     modifiers: list = []
     stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
     seen_modifier = False
-    for word_start, word_end, after_comma in _split_words(code, j, end):
-        text = code[word_start:word_end]
+    for word_start, text, after_comma in _split_words(code, j, end):
         if text == "|" or text == "&":
             continue
         if not after_comma and operands and not is_call_word(text):
@@ -82,29 +81,31 @@ def _looks_like_modifier(text: str) -> bool:
     return head.isidentifier()
 
 
-def _split_words(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
-    """Words of an operand field: (start, end, follows_a_comma_or_is_first).
+def _split_words(code: str, i: int, end: int) -> list[tuple[int, str, bool]]:
+    """Words of an operand field: (start, text, follows_a_comma_or_is_first).
 
     Words are separated by commas or blanks at bracket depth 0; ``key: value`` is
     one word (the hand-edited ``offset: 64`` form).
     """
-    words: list[tuple[int, int, bool]] = []
+    words: list[tuple[int, str, bool]] = []
     pos = i
-    for m in _TOKEN.finditer(code, i, end):
-        if m.start() != pos:
-            break  # something the word pattern does not cover
-        comma = m.group(1) is not None
-        if comma and not words:
-            break  # a leading comma
-        ws, we = m.span(2)
-        if code[we - 1] == ":" and we < end and code[we] in " \t":
+    for sep, word in _TOKENS.findall(code, i, end):
+        start = pos + len(sep)
+        pos = start + len(word)
+        if "," in sep:
+            if not words:
+                break  # a leading comma
+            words.append((start, word, True))
+        else:
+            words.append((start, word, not words))
+        if word[-1] == ":" and pos < end and code[pos] in " \t":
             break  # ``key: value``
-        words.append((ws, we, comma or not words))
-        pos = we
     else:
+        # findall skips what no token matches (a stray bracket or comma): then the text
+        # after the last counted word is not blank
         if not code[pos:end].strip(" \t"):
             return words
-    return _split_words_careful(code, i, end)
+    return [(a, code[a:b], c) for a, b, c in _split_words_careful(code, i, end)]
 
 
 def _split_words_careful(code: str, i: int, end: int) -> list[tuple[int, int, bool]]:
