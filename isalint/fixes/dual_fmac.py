@@ -8,14 +8,16 @@ chosen by search against the bank / operand-cache model.
 
 Steps (each proves what it needs or refuses with the reason; the input is never touched):
 
-1. :mod:`.dual_fmac_detect` finds the FMA block: one outer product per iteration, sources from
-   LDS loads of the same iteration, loop-carried accumulators touched by nothing else.
+1. :mod:`.dual_fmac_detect` finds the FMA block: one outer product per iteration (or several in
+   a row, an unrolled k loop), sources from LDS loads of the same iteration, loop-carried
+   accumulators touched by nothing else, all in one basic block of the loop.
 2. :mod:`.dual_fmac_region` finds the region over which the accumulators may live in other
    registers (the largest enclosing loop where nothing else touches them) and the VGPRs free
    there, from liveness over the whole kernel.
 3. :mod:`.dual_fmac_sched` places the A and B values on register pairs (each ``ds_load_b128``
-   becomes two ``ds_load_b64``), searches the order of the dual FMAs, and gives every
-   accumulator a register of the parity its slot needs.
+   becomes two ``ds_load_b64``; with several products, two register sets alternate), searches
+   the order of the dual FMAs, and gives every accumulator a register of the parity its slot
+   needs. The layout keeps the kernel's occupancy when it can, then uses the fewest VGPRs.
 4. The loop body is re-emitted: new loads, the dual FMAs, the other instructions of the FMA span
    after it, and ``s_waitcnt lgkmcnt`` re-derived so each FMA waits only for the loads it reads
    (:func:`isalint.model.counters.plan_loop_waits`).
@@ -29,12 +31,13 @@ Steps (each proves what it needs or refuses with the reason; the input is never 
 """
 from __future__ import annotations
 
+from ..model.waitcnt import wait_thresholds, waitcnt_text
 from . import FixRefused, FixResult
 from .dual_fmac_detect import FmaBlock, find_block, vgpr_number
 from .dual_fmac_emit import Edits, fmac_line, indent_of, load_line, move_lines, sequential_moves
 from .dual_fmac_region import MAX_VGPRS, Region, find_region
 from .dual_fmac_sched import (Layout, Schedule, assign_accumulators, choose_value_registers, dual_regs,
-                              pair_counts, pair_of_load, provisional_model, search)
+                              pair_counts, pair_of_load, search)
 
 __all__ = ["apply", "plan"]
 
@@ -54,10 +57,8 @@ def apply(analysis, options: dict) -> FixResult:
 
 def _model():
     """The bank / operand-cache model to search against (:mod:`isalint.bankmodel`)."""
-    try:
-        from .. import bankmodel
-    except ImportError:  # pragma: no cover - the model ships with isalint
-        return provisional_model
+    from .. import bankmodel
+
     return bank_model(bankmodel)
 
 
@@ -151,13 +152,10 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     if accs is None:
         raise FixRefused("not enough free VGPRs of each parity for the accumulators")
     layout.acc_reg = accs
-    regs = [r for k in range(n_phases) for r in dual_regs(sched.duals, layout, k)]
-    try:
-        from .. import bankmodel
+    from .. import bankmodel
 
-        sched.model = bank_model(bankmodel, loop=True)(regs)
-    except ImportError:  # pragma: no cover
-        sched.model = provisional_model(regs)
+    regs = [r for k in range(n_phases) for r in dual_regs(sched.duals, layout, k)]
+    sched.model = bank_model(bankmodel, loop=True)(regs)
     return layout, sched
 
 
@@ -176,10 +174,8 @@ def _waves(kernel, vgprs: int) -> int | None:
     """Waves per SIMD the kernel gets with ``vgprs`` VGPRs (the OCC001 model), None if unknown."""
     if kernel is None:
         return None
-    try:
-        from isalint.rules.occ001 import occupancy
-    except ImportError:  # pragma: no cover
-        return None
+    from isalint.rules.occ001 import occupancy
+
     occ = occupancy(kernel, vgprs=vgprs)
     return occ.waves if occ is not None else None
 
@@ -314,7 +310,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     for pos, (text, _) in enumerate(new_body):
         if pos in waits_at:
             thr = waits_at[pos]
-            final.append(f"{indent_of_text(text)}s_waitcnt " + " ".join(f"{c}({n})" for c, n in sorted(thr.items())))
+            final.append(f"{indent_of_text(text)}s_waitcnt {waitcnt_text(thr)}")
         final.append(text)
     n_waits = len(planned)
 
@@ -338,6 +334,16 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     n_entry_moves = n_exit_moves = 0
     written: set[int] = set()
     trampolines: list[list[str]] = []
+    ca = counters.analyze(program)
+
+    def temps_at(live: set[int], state) -> list[int]:
+        """Registers free for a cycle's temporary: dead, no load in flight to them, not moved."""
+        pending = {vgpr_number(r) for r in state.regs()} if state is not None else set()
+        limit = _highest_vgpr(analysis, body[0]) + 1
+        free = [r for r in range(MAX_VGPRS) if r not in live and r not in pending
+                and r not in old_set and r not in new_set]
+        return sorted(free, key=lambda r: (r >= limit, r))
+
     if moved:
         for e in region.entries:
             live = region.live.block_in(e.dst)
@@ -345,8 +351,10 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
                 const = next(iter(region.entry_values.values()))[1]
                 seq = [(r, const) for r in sorted(new_set - old_set)]
             else:
-                temps = sorted(value_regs - live - old_set - new_set)
-                seq = sequential_moves(to_new, temps)
+                state = ca.block_in[e.src].copy()
+                for i in cfg.blocks[e.src].indices():
+                    state.step(instrs[i], i, "zero")
+                seq = sequential_moves(to_new, temps_at(live, state))
             lines = move_lines(indent, seq)
             written.update(d for d, _ in seq)
             n_entry_moves = max(n_entry_moves, len(lines))
@@ -359,10 +367,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
                 continue
             done_targets.add(e.dst)
             live = region.live.block_in(e.dst)
-            temps = sorted(value_regs - live - old_set - new_set) + sorted(
-                r for r in range(MAX_VGPRS) if r not in live and r not in old_set and r not in new_set
-                and r not in region.busy)
-            seq = sequential_moves(to_old, temps)
+            seq = sequential_moves(to_old, temps_at(live, ca.block_in[e.dst]))
             lines = move_lines(indent, seq)
             written.update(d for d, _ in seq)
             n_exit_moves = max(n_exit_moves, len(lines))
@@ -395,15 +400,14 @@ def indent_of_text(text: str) -> str:
 
 
 def _strip_lgkm(ins) -> str:
-    from ..model.waitcnt import wait_thresholds
-
+    """The wait without its lgkmcnt part ("" if nothing is left)."""
     thr = wait_thresholds(ins) or {}
     rest = {c: n for c, n in thr.items() if c != "lgkmcnt"}
     if not rest:
         return ""
     if ins.opcode != "s_waitcnt":
         return ins.text()
-    return "s_waitcnt " + " ".join(f"{c}({n})" for c, n in rest.items())
+    return f"s_waitcnt {waitcnt_text(rest)}"
 
 
 def _parse_body(lines: list[str]):
@@ -467,21 +471,16 @@ def _place(analysis, edge, lines: list[str], edits: Edits, lidx, trampolines: li
 
 
 def _update_counts(text: str, path: str, vgprs: int) -> str:
-    """Rewrite the VGPR counts (the metadata pass when present, else the known fields)."""
-    try:
-        from . import metadata as meta_pass  # noqa: F401
-    except ImportError:
-        meta_pass = None
-    if meta_pass is not None and hasattr(meta_pass, "apply"):
-        from ..analysis import Analysis
-        from ..parse.source import parse_text
+    """Rewrite the register counts with the ``--metadata`` pass; where it refuses (it cannot see
+    every register of some kernel), raise the VGPR fields the pass knows to ``vgprs``."""
+    from ..analysis import Analysis
+    from ..parse.source import parse_text
+    from . import metadata
 
-        try:
-            res = meta_pass.apply(Analysis.from_source(parse_text(text, path)), {})
-            return res.text
-        except FixRefused:
-            return text
-    return _fallback_counts(text, vgprs)
+    try:
+        return metadata.apply(Analysis.from_source(parse_text(text, path)), {}).text
+    except FixRefused:
+        return _fallback_counts(text, vgprs)
 
 
 def _fallback_counts(text: str, vgprs: int) -> str:
@@ -548,10 +547,8 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
 
 def loop_numbers(analysis, loop) -> dict:
     """The report's numbers for one loop (:func:`isalint.report.regtable.loop_summary`)."""
-    try:
-        from ..report.regtable import loop_summary
-    except ImportError:  # pragma: no cover - the report ships with isalint
-        return {}
+    from ..report.regtable import loop_summary
+
     return loop_summary(analysis, loop)
 
 
@@ -572,11 +569,8 @@ def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
         ("VALU issue cycles", lambda s: str(s["issue_cycles"])),
     ]
     lines = [head, f"  {'':22}{'before':>10}{'after':>10}"]
-    if before and after:
-        for name, fmt in rows:
-            lines.append(f"  {name:22}{fmt(before):>10}{fmt(after):>10}")
-    else:
-        lines.append(f"  {'modeled bank stalls':22}{'':>10}{sched.model.get('stalls', '?'):>10}")
+    for name, fmt in rows:
+        lines.append(f"  {name:22}{fmt(before):>10}{fmt(after):>10}")
     v0 = _highest_vgpr(old, fb.body[0]) + 1
     lines.append(f"  {'VGPRs':22}{v0:>10}{info['vgprs']:>10}")
     kernel = old.program.kernel_of(fb.body[0])

@@ -32,8 +32,6 @@ class Edits:
             if n in self.replace:
                 for t in self.replace[n]:
                     out.append(t + eol)
-                if not self.replace[n] and not line.eol:
-                    pass
             else:
                 out.append(line.text + line.eol)
             for t in self.after.get(n, ()):

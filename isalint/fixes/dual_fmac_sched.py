@@ -287,30 +287,3 @@ def _dedup(items):
         seen.add(key)
         out.append((score, duals))
     return out
-
-
-def provisional_model(regs) -> dict:
-    """A stand-in for the bank/operand-cache model when :mod:`isalint.bankmodel` is missing:
-    per bank, the value read last is in the cache; a bank asked for two different uncached
-    values in one instruction stalls a cycle; accumulators (SRC2) are not counted."""
-    cache: dict[int, int] = {}
-    stalls = hits = reads = 0
-    x_reads = y_reads = 0
-    for x, y in regs:
-        rf: dict[int, set[int]] = {}
-        for tag, (_acc, s0, s1) in (("X", x), ("Y", y)):
-            for r in (s0, s1):
-                b = r % 4
-                if cache.get(b) == r:
-                    hits += 1
-                else:
-                    rf.setdefault(b, set()).add(r)
-                    if tag == "X":
-                        x_reads += 1
-                    else:
-                        y_reads += 1
-        for b, rs in rf.items():
-            reads += len(rs)
-            stalls += len(rs) - 1
-            cache[b] = max(rs)
-    return {"stalls": stalls, "hits": hits, "rf_reads": reads, "asymmetry": abs(x_reads - y_reads)}
