@@ -1,14 +1,18 @@
 """Benchmark: wall time of `isalint check` on a ~2500-line kernel over the wall time of llvm-mc
-assembling the same file, measured in one run (median of repeated runs of each).
+assembling the same file (median of repeated runs of each, the two interleaved so that a load
+change on the machine hits both alike).
 
-    python benchmarks/bench_check.py [FILE.s] [--repeat N]
+    python benchmarks/bench_check.py [FILE.s] [--repeat N] [--breakdown]
 
 Without FILE it uses the largest fixture kernel doubled to about 2500 lines (two copies of its
 instructions in one kernel body is what a hand-unrolled loop looks like to both tools).
+``--breakdown`` also times the stages of one check in this process: imports, parse, model and
+each rule (CPU milliseconds, median of the repeats).
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -20,15 +24,30 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _time(cmd: list[str], repeat: int) -> float:
-    times = []
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of ``cmd``."""
+    c, t = _child_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True)
+    wall, cpu = time.perf_counter() - t, _child_cpu() - c
+    if proc.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
+    return wall, cpu
+
+
+def _time_interleaved(cmds: list[list[str]], repeat: int) -> list[tuple[float, float]]:
+    """Median (wall, CPU) of each command, runs interleaved, after one warm-up run each."""
+    for cmd in cmds:
+        _run(cmd)
+    runs: list[list[tuple[float, float]]] = [[] for _ in cmds]
     for _ in range(repeat):
-        t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True)
-        times.append(time.perf_counter() - t)
-        if proc.returncode not in (0, 1):
-            sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
-    return statistics.median(times)
+        for k, cmd in enumerate(cmds):
+            runs[k].append(_run(cmd))
+    return [(statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for r in runs]
 
 
 def default_input(tmp: Path) -> Path:
@@ -49,10 +68,54 @@ def default_input(tmp: Path) -> Path:
     return path
 
 
+# what `isalint check` imports before it loads the rules
+_IMPORTS = ("import isalint.cli, isalint.commands.check, isalint.rules, isalint.analysis, isalint.checker, "
+            "isalint.report.diagnostics")
+
+
+def _script_python(script: str) -> str:
+    """The interpreter of a console script (its #! line), else this one."""
+    try:
+        with open(script, "rb") as fh:
+            first = fh.readline().decode(errors="replace").strip()
+    except OSError:
+        return sys.executable
+    return first[2:].strip() if first.startswith("#!") and "python" in first else sys.executable
+
+
+def breakdown(path: Path, repeat: int) -> list[tuple[str, float]]:
+    """CPU ms per stage of one check, in this process (the rules' first use includes their imports)."""
+    import gc
+
+    from isalint import rules as registry
+    from isalint.analysis import Analysis
+    from isalint.parse.source import read_file
+    stages: dict[str, list[float]] = {}
+    codes = registry.available()
+    gc.disable()  # as `isalint check` runs
+    for n in range(repeat):
+        t = time.process_time()
+        source = read_file(str(path))
+        stages.setdefault("parse", []).append((time.process_time() - t) * 1000)
+        t = time.process_time()
+        analysis = Analysis.from_source(source)
+        analysis.cfg
+        stages.setdefault("model", []).append((time.process_time() - t) * 1000)
+        for code in codes:
+            t = time.process_time()
+            list(registry.load(code).check(analysis))
+            stages.setdefault(code + (" (first run)" if n == 0 else ""), []).append((time.process_time() - t) * 1000)
+        del analysis
+        gc.collect()
+    gc.enable()
+    return [(name, statistics.median(v)) for name, v in stages.items()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("file", nargs="?")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--breakdown", action="store_true", help="also time the stages of one check in-process")
     args = ap.parse_args()
     from isalint.validate.toolchain import find_toolchain
 
@@ -68,12 +131,27 @@ def main() -> None:
                                     if tc.flavor == "llvm-mc" else
                                     ["-triple", "amdgcn-amd-amdhsa", "-target-cpu", "gfx1100", "-filetype", "obj"]),
                    "-o", str(tmp / "k.o"), str(src)]
-        t_asm = _time(asm_cmd, args.repeat)
-        t_check = _time(check_cmd, args.repeat)
+        cmds = [asm_cmd, check_cmd]
+        if args.breakdown:
+            python = check_cmd[0] if not isalint else _script_python(isalint)
+            cmds += [[python, "-c", "pass"], [python, "-c", _IMPORTS]]
+        timed = _time_interleaved(cmds, args.repeat)
+        (t_asm, c_asm), (t_check, c_check) = timed[:2]
+        stages = breakdown(src, args.repeat) if args.breakdown else []
     print(f"input: {src.name}, {n_lines} lines")
     print(f"assembler ({tc.describe()}): {t_asm * 1000:.1f} ms (median of {args.repeat})")
-    print(f"isalint check: {t_check * 1000:.1f} ms (median of {args.repeat})")
+    print(f"isalint check ({' '.join(check_cmd[:-2])}): {t_check * 1000:.1f} ms (median of {args.repeat})")
     print(f"ratio isalint/assembler: {t_check / t_asm:.2f}x")
+    print(f"CPU time: assembler {c_asm * 1000:.1f} ms, isalint check {c_check * 1000:.1f} ms, "
+          f"ratio {c_check / c_asm:.2f}x" if c_asm > 0 else "CPU time: not measurable")
+    if stages:
+        (t_py, c_py), (t_imp, c_imp) = timed[2:]
+        print(f"python startup: {t_py * 1000:.1f} ms wall, {c_py * 1000:.1f} ms CPU; "
+              f"+ the check's imports (before any rule): {(t_imp - t_py) * 1000:.1f} ms wall, "
+              f"{(c_imp - c_py) * 1000:.1f} ms CPU")
+        print("breakdown (CPU ms, in-process, median):")
+        for name, ms in stages:
+            print(f"  {name:24s} {ms:7.1f}")
 
 
 if __name__ == "__main__":

@@ -22,8 +22,7 @@ class Analysis:
     def from_source(cls, source: SourceFile, config: dict | None = None) -> Analysis:
         config = config or {}
         program = build_program(source, config.get("target", DEFAULT_TARGET))
-        known = sum(1 for ins in program.instrs if any(info is not None for info in ins.infos))
-        if known == 0:
+        if not any(info is not None for ins in program.instrs for info in ins.infos):
             if source.encoding_errors:
                 bad = next(line.number for line in source.lines if line.error)
                 raise InputError(source.path, bad, "not UTF-8 text and no RDNA3 instruction found")

@@ -24,26 +24,39 @@ def find_config(start: str) -> Config:
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            import tomllib
-
-            try:
-                with open(candidate, "rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError):
-                data = {}
-            section = data.get("tool", {}).get("isalint")
-            if section is not None:
-                return Config(
-                    select=[c.upper() for c in section["select"]] if "select" in section else None,
-                    ignore=[c.upper() for c in section.get("ignore", [])],
-                    target=section.get("target", "gfx1100"),
-                    origin=candidate,
-                )
+        section = _isalint_section(candidate)
+        if section is not None:
+            return Config(
+                select=[c.upper() for c in section["select"]] if "select" in section else None,
+                ignore=[c.upper() for c in section.get("ignore", [])],
+                target=section.get("target", "gfx1100"),
+                origin=candidate,
+            )
         parent = os.path.dirname(directory)
         if parent == directory:
             return Config()
         directory = parent
+
+
+def _isalint_section(path: str) -> dict | None:
+    """The ``[tool.isalint]`` table of the pyproject.toml at ``path``, None if there is none."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    # the table's name holds "isalint": other projects' files need no TOML parser
+    if b"isalint" not in raw:
+        return None
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return data.get("tool", {}).get("isalint")
 
 
 def expand_paths(paths: list[str]) -> list[str]:

@@ -602,8 +602,7 @@ class LaneEvaluator:
         if self.n % ws:
             return lanes.count(lanes[0]) == len(lanes)
         for lo in range(0, self.n, ws):
-            first = lanes[lo]
-            if any(x != first for x in lanes[lo + 1:lo + ws]):
+            if lanes[lo:lo + ws].count(lanes[lo]) != ws:
                 return False
         return True
 

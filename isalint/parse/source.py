@@ -140,14 +140,14 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
     if not code[pos:].strip():
         line.kind = "comment" if (line.comment is not None or in_block_comment) else "blank"
         return still_open
-    m = _LABEL.match(code, pos)
+    m = _LABEL.match(code, pos) if ":" in code else None
     if m:
         line.label = m.group(1)
         line.kind = "label"
         pos = m.end()
         if not code[pos:].strip():
             return still_open
-    m = _DIRECTIVE.match(code, pos)
+    m = _DIRECTIVE.match(code, pos) if "." in code else None
     if m:
         line.kind = "directive"
         line.directive = m.group(1).lower()
