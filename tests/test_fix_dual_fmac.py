@@ -248,6 +248,14 @@ def test_refused_fixture_cli_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+@needs_kernel5
+def test_kernel5_naming_either_loop_gives_the_same_rewrite():
+    """The FMA block is found from the inner loop or from the k loop around it."""
+    _, text, _ = rewrite(str(KERNEL5))
+    for label in (".LBB0_9", ".LBB0_6"):
+        assert apply(Analysis.from_path(str(KERNEL5)), {"loop": label}).text == text
+
+
 def test_named_loop_that_does_not_exist(tmp_path):
     res = subprocess.run([sys.executable, "-m", "isalint", "fix", "--dual-fmac", "--loop", ".LBB9_9",
                           str(KERNELS / "gemm_lds_padded.s"), "-o", str(tmp_path / "o.s")],

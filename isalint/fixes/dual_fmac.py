@@ -534,12 +534,16 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
                 raise FixRefused(f"internal error: line {ins.lineno} is not a legal VOPD: {bad[0].message}")
     if singles:
         raise FixRefused(f"internal error: {singles} single FMAs left in the loop")
-    before = {(h.index, h.reg, h.counter) for h in counters.analyze(analysis.program).hazards}
-    after = counters.analyze(new.program).hazards
-    if len(after) > len(before):
-        h = after[0]
-        raise FixRefused(f"internal error: the rewrite leaves {h.reg} read at line "
-                         f"{new.program.instrs[h.index].lineno} before its {h.counter} wait")
+    # Every wait-counter hazard of the output must be one the input already had, at the same
+    # (unchanged) instruction.
+    def hazards(program) -> set[tuple[str, str, str]]:
+        return {(program.instrs[h.index].text(), h.reg, h.counter) for h in counters.analyze(program).hazards}
+
+    before = hazards(analysis.program)
+    for h in counters.analyze(new.program).hazards:
+        if (new.program.instrs[h.index].text(), h.reg, h.counter) not in before:
+            raise FixRefused(f"internal error: the rewrite leaves {h.reg} used at line "
+                             f"{new.program.instrs[h.index].lineno} before its {h.counter} wait")
     loop_new = new.cfg.find_loop(fb.label)
     info["vgprs"] = _highest_vgpr(new, new.cfg.blocks[loop_new.header].first) + 1
     return new

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from . import FixRefused
 from ..model.liveness import busy_mask, liveness, vgpr_numbers
-from .dual_fmac_detect import FmaBlock, vgpr_number, where
+from .dual_fmac_detect import FmaBlock, ignorable_reads, vgpr_number, where
 
 MAX_VGPRS = 256  # wave32 on gfx11 (RDNA3 ISA guide, 3.3 "VGPRs")
 
@@ -175,32 +175,6 @@ def find_region(analysis, fb: FmaBlock) -> Region:
     region.busy_values = occupied(fb.body[first_load: fb.last + 1])
     region.entry_values = _entry_constants(program, cfg, region, accs)
     return region
-
-
-_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
-
-
-def ignorable_reads(ins, live_after: set[int]) -> set[int]:
-    """VGPRs an instruction reads without any live result depending on them.
-
-    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
-    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
-    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
-    the high addend).
-    """
-    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
-        return set()
-    ops = ins.stmts[0].operands
-    if len(ops) != 5 or ins.stmts[0].modifiers:
-        return set()
-    dst, sdst, _, _, addend = ops
-    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
-        return set()
-    if not (sdst.kind == "special" and sdst.file == "null"):
-        return set()
-    if dst.first + 1 in live_after:
-        return set()
-    return {addend.first + 1}
 
 
 def _const_of(ins, reg: int):
