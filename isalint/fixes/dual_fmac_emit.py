@@ -86,7 +86,8 @@ def sequential_moves(moves: dict[int, object], temp_choices: list[int]) -> list[
 
 def move_lines(indent: str, moves: list[tuple[int, object]]) -> list[str]:
     """Moves as text, two at a time as ``v_dual_mov_b32`` where the pair is legal and the two
-    moves are independent (neither reads or writes what the other writes)."""
+    moves are independent (neither reads or writes what the other writes: a half reading the
+    other's destination is legal, but DUAL001 rightly warns about it)."""
     lines: list[str] = []
     todo = list(moves)
     while todo:
