@@ -103,6 +103,39 @@ def test_no_free_registers():
         run(text)
 
 
+B96 = """\
+\tv_mov_b32_e32 v10, 0
+\tv_mov_b32_e32 v11, 0
+\tv_mov_b32_e32 v12, 0
+\tv_mov_b32_e32 v13, 0
+\tv_mov_b32_e32 v14, 0
+\tv_mov_b32_e32 v15, 0
+\ts_mov_b32 s0, 0
+.LBB0_1:
+\tds_load_b96 v[20:22], v1
+\tds_load_b64 v[24:25], v2 offset:16
+\ts_add_i32 s0, s0, 1
+\ts_cmp_lg_u32 s0, 8
+\ts_waitcnt lgkmcnt(0)
+\tv_fmac_f32_e32 v10, v20, v24
+\tv_fmac_f32_e32 v11, v20, v25
+\tv_fmac_f32_e32 v12, v21, v24
+\tv_fmac_f32_e32 v13, v21, v25
+\tv_fmac_f32_e32 v14, v22, v24
+\tv_fmac_f32_e32 v15, v22, v25
+\ts_cbranch_scc1 .LBB0_1
+\tglobal_store_b128 v[4:5], v[10:13], off
+\tglobal_store_b64 v[4:5], v[14:15], off offset:16
+\ts_endpgm
+"""
+
+
+def test_odd_number_of_values():
+    """A 3 x 2 product from a ds_load_b96: the A values cannot all sit in 64-bit pairs."""
+    with pytest.raises(FixRefused, match=r"t\.s:9: an odd number of loaded values \(3\)"):
+        run(B96)
+
+
 def test_named_loop_and_missing_loop():
     assert run(LOOP).text  # the default: the hottest loop
     with pytest.raises(FixRefused, match=r"no loop headed by label \.LBB7_1 \(loops: \.LBB0_1\)"):

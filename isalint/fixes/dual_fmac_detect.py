@@ -481,7 +481,9 @@ def _check_pairs(program, phase: Phase, loads: list[Load]) -> None:
                 raise FixRefused(f"{where(program, ld.index)}: the values of outer product {phase.index + 1} do "
                                  "not come in 64-bit pairs in the order of the first product; not supported")
         if len(values) % 2:
-            raise FixRefused(f"{program.path}: an odd number of values on one side; cannot pair every FMA")
+            ld = loads[values[-1].load]
+            raise FixRefused(f"{where(program, ld.index)}: an odd number of loaded values ({len(values)}) on one "
+                             "side of an outer product; the FMAs cannot all pair")
 
 
 def _rows(pairs, a_keys: set) -> set[frozenset]:

@@ -64,17 +64,9 @@ class Schedule:
 
 
 def pair_counts(fb: FmaBlock) -> tuple[int, int]:
-    """(A pairs, B pairs) per product; loads of an odd number of dwords are refused."""
-    for ld in fb.loads:
-        if len(ld.regs) % 2:
-            raise FixRefused(f"{fb_where(fb, ld.index)}: a {len(ld.regs) * 32}-bit load cannot be split into "
-                             "64-bit pairs")
+    """(A pairs, B pairs) per product (detection guarantees the values come in 64-bit pairs)."""
     ph = fb.phases[0]
     return len(ph.a_values) // 2, len(ph.b_values) // 2
-
-
-def fb_where(fb: FmaBlock, index: int) -> str:
-    return f"instruction {index}"
 
 
 def pair_of_load(phase: Phase, fb: FmaBlock, load_order: int, dword: int) -> tuple[str, int]:
