@@ -175,6 +175,15 @@ def test_kernel5_wait_counter_hazards_unchanged():
     assert len(after) == len(before) == 0
 
 
+def _toolchain_or_none():
+    from isalint.validate.toolchain import ToolchainNotFound, find_toolchain
+
+    try:
+        return find_toolchain(need_linker=False)
+    except ToolchainNotFound:
+        return None
+
+
 def _toolchain():
     from isalint.validate.toolchain import ToolchainNotFound, find_toolchain
 
@@ -219,6 +228,11 @@ def test_fixture_outcome(name):
         assert facts["stalls"] == 0
         assert vgprs_declared(text) <= 256
         assert highest_vgpr(facts["analysis"]) < vgprs_declared(text)
+        tc = _toolchain_or_none()
+        if tc is not None:
+            from isalint.validate.equivalence import assemble
+
+            assert assemble(tc, path, text) == []
         return
     with pytest.raises(FixRefused) as exc:
         apply(Analysis.from_path(path), {"loop": None})
