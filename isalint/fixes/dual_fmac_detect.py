@@ -1,19 +1,22 @@
-"""Finding the FMA block of a loop: the outer product the ``--dual-fmac`` pass rewrites.
+"""Finding the FMA block of a loop: the outer products the ``--dual-fmac`` pass rewrites.
 
 What is recognised, and why each condition is needed for the rewrite to be provable:
 
-* the loop body is one basic block ending in the branch back to its header, with no
-  instruction the model does not know;
+* the FMAs of the loop sit in one basic block (the whole loop body, or one block of a loop
+  with branches), and no instruction of the loop is unknown to the model;
 * the FMA statements (``v_fmac_f32`` in any encoding, ``v_dual_fmac_f32`` halves, and
   ``v_fma_f32 d, a, b, d``) have plain VGPR operands, no modifiers;
-* every accumulator is read and written in the loop only by its one FMA (so it can live in
-  any register while the loop runs);
+* every accumulator is read and written in the loop only by its FMAs (so it can live in any
+  register while the loop runs), each the same number of times: once per outer product;
 * every FMA source is loaded in the same iteration by a plain ``ds_load_b32/b64/b96/b128``
-  and is read by nothing but FMAs (so the loads may be re-targeted and split);
-* the sources split into two sets, "A" and "B", and the FMAs are exactly the |A| x |B|
-  products, each once (one outer product per iteration);
-* between the first and the last FMA there are only waits, ALU instructions that touch
-  none of these registers, and scheduling hints.
+  and is read by nothing but FMAs of one product (so the loads may be re-targeted and split);
+* in each product the sources split into "A" and "B" and the FMAs are exactly the |A| x |B|
+  products; later products (an unrolled k loop) update the accumulators in the same rows and
+  columns as the first, and their values come in the same 64-bit pairs;
+* between the first and the last FMA there are only the block's loads, waits, ALU
+  instructions that touch none of its registers and change no LDS address, scheduling hints,
+  and a barrier the compiler hoisted there with no block load after it (it moves after the
+  FMAs, with the waits just before it).
 
 Anything else raises :class:`~isalint.fixes.FixRefused` with the line and the reason.
 """
