@@ -54,3 +54,13 @@ class Analysis:
 
     def in_loop(self, index: int) -> bool:
         return self.cfg.loop_of(index) is not None
+
+    def vopd_half(self, index: int, stmt: int = 0):
+        """:func:`isalint.vopd.half` of statement ``stmt`` of instruction ``index``, built once for all rules."""
+        cache = self.__dict__.setdefault("_half_cache", {})
+        h = cache.get((index, stmt))
+        if h is None:
+            from .vopd import half
+
+            h = cache[(index, stmt)] = half(self.program.instrs[index].stmts[stmt])
+        return h

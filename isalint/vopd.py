@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .isa import lookup
@@ -213,6 +213,7 @@ def _llvm_component(dual: str) -> bool:
     return single is not None and single.encoding in ("VOP1", "VOP2")
 
 
+@lru_cache(maxsize=None)
 def _src_format(dual: str) -> str:
     # dot2acc takes two packed 16-bit values per source (the name says so: dot2 ... _f16).
     if "dot2" in dual and dual.endswith(("_f16", "_bf16")):
@@ -225,73 +226,70 @@ def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src
     if op.kind == "int":
         v = int(op.value)
         if not -(1 << 31) <= v < (1 << 32):
-            return Src("bad", text, note=f"{text} does not fit in 32 bits", col=col)
+            return Src("bad", text, note=f"{text} does not fit in 32 bits", col=col, op=op)
         u = v & 0xFFFFFFFF
         if always_literal:
-            return Src("literal", text, value=u, col=col)
+            return Src("literal", text, value=u, col=col, op=op)
         signed = u - (1 << 32) if u & 0x80000000 else u
         if fmt == "pk16":
             # 16-bit packed operand: inline integers, or an f16 inline pattern written as a 16-bit value
             if -16 <= signed <= 64 or (0 <= v <= 0xFFFF and v in _F16_INLINE_BITS):
-                return Src("inline", text, col=col)
-            return Src("literal", text, value=u, col=col)
+                return Src("inline", text, col=col, op=op)
+            return Src("literal", text, value=u, col=col, op=op)
         if -16 <= signed <= 64 or u in _F32_INLINE_BITS:
-            return Src("inline", text, col=col)
-        return Src("literal", text, value=u, col=col)
+            return Src("inline", text, col=col, op=op)
+        return Src("literal", text, value=u, col=col, op=op)
     if op.kind == "float":
         x = float(op.value)
         try:
             bits = _f16_bits(x) if (fmt == "pk16" and not always_literal) else _f32_bits(x)
         except (OverflowError, struct.error):
-            return Src("bad", text, note=f"{text} is out of range", col=col)
+            return Src("bad", text, note=f"{text} is out of range", col=col, op=op)
         if math.isnan(x) or math.isinf(x):
-            return Src("bad", text, note=f"{text} is not a finite constant", col=col)
+            return Src("bad", text, note=f"{text} is not a finite constant", col=col, op=op)
         if always_literal:
-            return Src("literal", text, value=bits, col=col)
+            return Src("literal", text, value=bits, col=col, op=op)
         if bits == 0:
-            return Src("inline", text, col=col)
+            return Src("inline", text, col=col, op=op)
         inline = _F16_INLINE_BITS if fmt == "pk16" else _F32_INLINE_BITS
         if bits in inline:
-            return Src("inline", text, col=col)
-        return Src("literal", text, value=bits, col=col)
-    return Src("bad", text, note=f"{text} is not a constant", col=col)
+            return Src("inline", text, col=col, op=op)
+        return Src("literal", text, value=bits, col=col, op=op)
+    return Src("bad", text, note=f"{text} is not a constant", col=col, op=op)
 
 
 def _classify(op: Operand, spec_kind: str, fmt: str) -> Src:
     """Classify one written operand for a VOPD operand slot of ``spec_kind`` (vgpr/src/imm)."""
-    return replace(_classify_inner(op, spec_kind, fmt), op=op)
-
-
-def _classify_inner(op: Operand, spec_kind: str, fmt: str) -> Src:
     text, col = op.text, op.col
     if op.neg or op.abs:
-        return Src("bad", text, note=f"{text}: VOPD operands take no neg/abs modifiers", col=col)
+        return Src("bad", text, note=f"{text}: VOPD operands take no neg/abs modifiers", col=col, op=op)
+    kind = op.kind
     if spec_kind == "imm":
-        if op.kind in ("int", "float"):
+        if kind in ("int", "float"):
             return _encode_constant(op, "b32", always_literal=True)
-        return Src("bad", text, note=f"{text}: the K operand must be a constant", col=col)
-    if op.kind == "vgpr":
+        return Src("bad", text, note=f"{text}: the K operand must be a constant", col=col, op=op)
+    if kind == "vgpr":
         if op.count != 1 or op.half:
-            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit VGPR", col=col)
-        return Src("vgpr", text, reg=op.first, name=f"v{op.first}", col=col)
+            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit VGPR", col=col, op=op)
+        return Src("vgpr", text, op.first, f"v{op.first}", None, None, col, op)
     if spec_kind == "vgpr":
-        return Src("bad", text, note=f"{text}: this operand must be a VGPR", col=col)
-    if op.kind in ("sgpr", "ttmp"):
+        return Src("bad", text, note=f"{text}: this operand must be a VGPR", col=col, op=op)
+    if kind in ("sgpr", "ttmp"):
         if op.count != 1 or op.half:
-            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit register", col=col)
-        return Src("sgpr", text, name=f"{op.file}{op.first}", col=col)
-    if op.kind == "special":
+            return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit register", col=col, op=op)
+        return Src("sgpr", text, name=f"{op.file}{op.first}", col=col, op=op)
+    if kind == "special":
         name = op.file
         if name in _FREE_SCALARS:
-            return Src("free", text, name=name, col=col)
+            return Src("free", text, name=name, col=col, op=op)
         if name in ("vccz", "execz", "src_vccz", "src_execz"):
-            return Src("bad", text, note=f"{text} is not supported on gfx11", col=col)
+            return Src("bad", text, note=f"{text} is not supported on gfx11", col=col, op=op)
         if len(SPECIAL_REGISTERS.get(name, ())) > 1:
-            return Src("bad", text, note=f"{text}: a VOPD operand is 32 bits, {text} is 64", col=col)
-        return Src("sgpr", text, name=name, col=col)
-    if op.kind in ("int", "float"):
+            return Src("bad", text, note=f"{text}: a VOPD operand is 32 bits, {text} is 64", col=col, op=op)
+        return Src("sgpr", text, name=name, col=col, op=op)
+    if kind in ("int", "float"):
         return _encode_constant(op, fmt)
-    return Src("bad", text, note=f"{text}: not a register or constant", col=col)
+    return Src("bad", text, note=f"{text}: not a register or constant", col=col, op=op)
 
 
 def _operand(x) -> Operand:
@@ -308,22 +306,29 @@ def _operand(x) -> Operand:
         return Operand(text, 0, "expr")
 
 
-def _build(dual: str, written: str, ops: tuple[Src, ...], col: int | None, commuted: bool = False) -> Half:
+@lru_cache(maxsize=None)
+def _shape(dual: str):
+    """(operand specs, destination is written, indices of the sources, reads its destination, vopd)."""
     info = lookup(dual)
-    problems: list[str] = []
     specs = info.operands
-    if len(ops) != len(specs):
-        problems.append(f"{dual} takes {len(specs)} operands, {len(ops)} given")
+    uses = tuple(i for i, sp in enumerate(specs) if sp.role == "use")
+    return specs, specs[0].role in ("def", "defuse"), uses, specs[0].role == "defuse", info.vopd
+
+
+def _build(dual: str, written: str, ops: tuple[Src, ...], col: int | None, commuted: bool = False) -> Half:
+    specs, dst_def, uses, reads_dst, vopd = _shape(dual)
+    n = len(ops)
+    problems = [f"{dual} takes {len(specs)} operands, {n} given"] if n != len(specs) else []
     for s in ops:
         if s.kind == "bad":
             problems.append(s.note)
-    dst = ops[0] if ops and specs[0].role in ("def", "defuse") else None
-    sources = [s for s, sp in zip(ops, specs) if sp.role == "use"]
-    reads_dst = specs[0].role == "defuse"
+    dst = ops[0] if ops and dst_def else None
+    sources = [ops[i] for i in uses if i < n]
     if reads_dst and dst is not None:
         sources.append(dst)
-    pos = tuple((sources[i] if i < len(sources) else None) for i in range(3))
-    return Half(dual, written, dst, tuple(ops), pos, reads_dst, tuple(problems), info.vopd, commuted, col)
+    k = len(sources)
+    pos = (sources[0] if k > 0 else None, sources[1] if k > 1 else None, sources[2] if k > 2 else None)
+    return Half(dual, written, dst, tuple(ops), pos, reads_dst, tuple(problems), vopd, commuted, col)
 
 
 def half(obj, *operands) -> Half:
@@ -427,65 +432,70 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
         return out
 
     # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks).
-    if hx.dst is not None and hy.dst is not None and hx.dst.kind == hy.dst.kind == "vgpr":
-        a, b = hx.dst.reg, hy.dst.reg
+    dx, dy = hx.dst, hy.dst
+    if dx is not None and dy is not None and dx.kind == dy.kind == "vgpr":
+        a, b = dx.reg, dy.reg
         if a % 2 == b % 2:
-            out.append(Violation("dst-parity", f"DSTX and DSTY are both {_parity(a)} ({hx.dst.name}, {hy.dst.name}): "
+            out.append(Violation("dst-parity", f"DSTX and DSTY are both {_parity(a)} ({dx.name}, {dy.name}): "
                                                "one destination must be even and the other odd", None,
-                                 regs=(hx.dst.name, hy.dst.name),
-                                 short=f"DST parity ({hx.dst.name}, {hy.dst.name} both {_parity(a)})"))
-    for i in (0, 1, 2):
-        sx, sy = hx.positions[i], hy.positions[i]
+                                 regs=(dx.name, dy.name),
+                                 short=f"DST parity ({dx.name}, {dy.name} both {_parity(a)})"))
+    for i, sx, sy in zip((0, 1, 2), hx.positions, hy.positions):
         if sx is None or sy is None or sx.kind != "vgpr" or sy.kind != "vgpr":
             continue
-        name = _POSITIONS[i + 1]
-        if (sx.reg & _MASK[name]) != (sy.reg & _MASK[name]):
-            continue
-        regs = (sx.name, sy.name)
-        if name == "SRC2" and sx is hx.dst and sy is hy.dst:
-            continue  # two accumulators: the destination parity rule already says it
-        if name == "SRC2":
+        if i == 2:
+            if (sx.reg ^ sy.reg) & 1:
+                continue
+            if sx is dx and sy is dy:
+                continue  # two accumulators: the destination parity rule already says it
+            regs = (sx.name, sy.name)
             wx, wy = _role_name(hx, 2), _role_name(hy, 2)
             out.append(Violation("src2-parity", f"SRC2X ({sx.name}, {wx}) and SRC2Y ({sy.name}, {wy}) are both "
                                                 f"{_parity(sx.reg)}: operands read through the SRC2 port must be one "
                                                 "even and one odd", None, regs=regs,
                                  short=f"SRC2 parity ({sx.name}, {sy.name} both {_parity(sx.reg)})"))
         else:
-            label = "SRC0" if name == "SRC0" else "VSRC1"
+            if (sx.reg ^ sy.reg) & 3:
+                continue
+            regs = (sx.name, sy.name)
+            name, label = ("SRC0", "SRC0") if i == 0 else ("SRC1", "VSRC1")
             out.append(Violation(f"{name.lower()}-bank", f"{label}X and {label}Y both read bank {bank(sx.reg)} "
                                                          f"({sx.name}, {sy.name}): they must be in different VGPR "
                                                          "banks", None, regs=regs,
                                  short=f"{label} bank {bank(sx.reg)} ({sx.name}, {sy.name})"))
 
     # Literals: one 32-bit value per instruction, shared by both halves.
-    lits = [(tag, s) for tag, h in (("X", hx), ("Y", hy)) for s in h.operands if s.kind == "literal"]
-    values = list(dict.fromkeys(s.value for _, s in lits))
+    lits = [s for s in hx.operands if s.kind == "literal"] + [s for s in hy.operands if s.kind == "literal"]
+    values = list(dict.fromkeys(s.value for s in lits)) if lits else []
     if len(values) > 1:
         shown = ", ".join(f"0x{v:x}" for v in values)
-        second = next(s for _, s in lits if s.value == values[1])
+        second = next(s for s in lits if s.value == values[1])
         out.append(Violation("literal", f"{len(values)} different literals ({shown}): a VOPD instruction has room "
                                         "for one 32-bit literal, shared by both halves", None,
                                  regs=(second.text,), short=f"literals {shown}"))
 
     # Constant bus: distinct scalar registers + the literal, at most 2.
     scalars: list[str] = []
-    for h in (hx, hy):
-        for s in h.positions:
-            if s is not None and s.kind == "sgpr" and s.name not in scalars:
-                scalars.append(s.name)
-    implicit = [r for h in (hx, hy) for r in lookup(h.mnemonic).implicit_uses if r != "exec_lo"]
-    implicit = list(dict.fromkeys(implicit))
-    uses = scalars + [f"{r} (implicit)" for r in implicit] + ([f"literal 0x{values[0]:x}"] if values else [])
-    if len(uses) > CONSTANT_BUS_LIMIT:
+    for s in hx.positions + hy.positions:
+        if s is not None and s.kind == "sgpr" and s.name not in scalars:
+            scalars.append(s.name)
+    implicit = _implicit_scalars(hx.mnemonic) + _implicit_scalars(hy.mnemonic)
+    if len(implicit) > 1:
+        implicit = tuple(dict.fromkeys(implicit))
+    if len(scalars) + len(implicit) + (1 if values else 0) > CONSTANT_BUS_LIMIT:
+        uses = scalars + [f"{r} (implicit)" for r in implicit] + ([f"literal 0x{values[0]:x}"] if values else [])
         out.append(Violation("constant-bus", f"{len(uses)} scalar values ({', '.join(uses)}): a VOPD instruction "
                                              f"may read at most {CONSTANT_BUS_LIMIT} SGPRs/literals in total", None,
                              regs=tuple(scalars), short=f"constant bus ({', '.join(uses)})"))
 
     # Independence.
     for first, second, ft, st in ((hx, hy, "X", "Y"), (hy, hx, "Y", "X")):
-        shared = [r for r in second.reads() if r in first.writes()]
-        if not shared:
+        written = first.dst
+        if written is None or written.kind != "vgpr":
             continue
+        if not any(s is not None and s.kind == "vgpr" and s.name == written.name for s in second.positions):
+            continue
+        shared = [r for r in second.reads() if r == written.name]
         regs = ", ".join(shared)
         if order is None:
             # X reading what Y writes reads the same as in written order; Y reading X's result does not.
@@ -502,7 +512,18 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
 
 
 def _has_k(h: Half) -> bool:
-    return h.vopd is not None and any(sp.kind == "imm" for sp in lookup(h.mnemonic).operands)
+    return h.vopd is not None and _takes_k(h.mnemonic)
+
+
+@lru_cache(maxsize=None)
+def _takes_k(dual: str) -> bool:
+    return any(sp.kind == "imm" for sp in lookup(dual).operands)
+
+
+@lru_cache(maxsize=None)
+def _implicit_scalars(dual: str) -> tuple[str, ...]:
+    """Implicit register reads of a VOPD component that use the constant bus (EXEC does not)."""
+    return tuple(r for r in lookup(dual).implicit_uses if r != "exec_lo")
 
 
 def _retype(h: Half, other: Half) -> Half:
@@ -590,15 +611,24 @@ def find_pairing(first, second) -> Pairing:
     into one VOPD: both role assignments and, for commutative operations, both
     source orders."""
     a, b = half(first), half(second)
+    return _pairing(a, b, _forms(a), _forms(b))
+
+
+def _pairing(a: Half, b: Half, forms_a: list[Half], forms_b: list[Half], stop: bool = False) -> Pairing:
+    """:func:`find_pairing` of two halves whose forms are known. With ``stop`` the attempts end at
+    the first legal one (enough for ``best`` and ``text``; :meth:`Pairing.reason` needs them all
+    only when none is legal)."""
     attempts: list[PairAttempt] = []
     best = None
-    for fa in _forms(a):
-        for fb in _forms(b):
+    for fa in forms_a:
+        for fb in forms_b:
             for x, y, order in ((fa, fb, "xy"), (fb, fa, "yx")):
                 att = PairAttempt(x, y, tuple(check_pair(x, y, order)))
                 attempts.append(att)
                 if best is None and att.legal:
                     best = att
+                    if stop:
+                        return Pairing(a, b, best, tuple(attempts))
     return Pairing(a, b, best, tuple(attempts))
 
 

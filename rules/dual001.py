@@ -54,7 +54,7 @@ and the source-cache ports), and the VOPD encoding (OPX 4 bits, OPY 5 bits).
 from __future__ import annotations
 
 from isalint.diagnostics import Diagnostic
-from isalint.vopd import check_pair, half
+from isalint.vopd import check_pair
 
 CODE = "DUAL001"
 NAME = "illegal-vopd-pair"
@@ -84,8 +84,7 @@ def check(analysis):
     for ins in program.instrs:
         if len(ins.stmts) != 2:
             continue
-        x, y = ins.stmts
-        hx, hy = half(x), half(y)
+        hx, hy = analysis.vopd_half(ins.index, 0), analysis.vopd_half(ins.index, 1)
         violations = check_pair(hx, hy)
         kernel = program.kernel_of(ins.index)
         if kernel is not None and kernel.wave_size == 64:
