@@ -48,7 +48,7 @@ the pairing restrictions), and the VOPD encoding.
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.vopd import dual_name, find_pairing, half
+from isalint.vopd import _forms, _pairing, dual_name
 
 CODE = "DUAL002"
 NAME = "missed-dual-issue"
@@ -64,11 +64,11 @@ def _is_boundary(ins) -> bool:
     return ins.opaque or ins.klass not in _MOVABLE_KLASSES or bool(ins.counters)
 
 
-def _candidate(ins):
+def _candidate(analysis, ins):
     """The VOPD half of a single VALU instruction, or None."""
     if ins.opaque or ins.klass not in ("valu",) or len(ins.stmts) != 1 or dual_name(ins.opcode) is None:
         return None
-    h = half(ins.stmts[0])
+    h = analysis.vopd_half(ins.index)
     return None if h.problems or h.vopd is None else h
 
 
@@ -92,34 +92,39 @@ def _regions(analysis):
             yield blk, run
 
 
-def _blockers(dep, region):
-    """(a, k) -> True when there is a dependency edge between instructions a < k of the region."""
-    pos = {i: n for n, i in enumerate(region)}
-    edges = set()
+def _edge_index(dep):
+    """The block's dependency edges by (src, dst): the pairs a RAW/WAR/WAW edge joins (what stops a
+    move), and the registers of every edge (what the refusal names). Loop-carried edges left out."""
+    blocking: set[tuple[int, int]] = set()
+    regs: dict[tuple[int, int], list[str]] = {}
     for e in dep.edges:
-        if e.carried or e.kind not in ("RAW", "WAR", "WAW"):
+        if e.carried:
             continue
-        if e.src in pos and e.dst in pos:
-            edges.add((e.src, e.dst))
-    return edges
+        key = (e.src, e.dst)
+        if e.kind in ("RAW", "WAR", "WAW"):
+            blocking.add(key)
+        if e.regs:
+            regs.setdefault(key, []).extend(e.regs)
+    return blocking, regs
 
 
-def _move(region, edges, a: int, b: int) -> int | None:
+def _move(between, edges, a: int, b: int) -> int | None:
     """None when ``a`` and ``b`` can be brought together, else the instruction in the way.
 
-    They meet at a cut point between them: ``a`` moves down past what lies above the
-    cut, ``b`` up past what lies below it. That works unless the last instruction
-    ``b`` depends on lies below the first one that depends on ``a``."""
-    between = [k for k in region if a < k < b]
-    down = [k for k in between if (a, k) in edges]  # a cannot move below these
-    up = [k for k in between if (k, b) in edges]  # b cannot move above these
-    if down and up and max(up) >= min(down):
-        return max(up)
+    ``between``: the region's instructions between them. They meet at a cut point between
+    them: ``a`` moves down past what lies above the cut, ``b`` up past what lies below it.
+    That works unless the last instruction ``b`` depends on lies below the first one that
+    depends on ``a``."""
+    first_down = next((k for k in between if (a, k) in edges), None)  # a cannot move below it
+    if first_down is None:
+        return None
+    last_up = next((k for k in reversed(between) if (k, b) in edges), None)  # b cannot move above it
+    if last_up is not None and last_up >= first_down:
+        return last_up
     return None
 
 
-def _describe_move(program, region, edges, a: int, b: int) -> str:
-    between = [k for k in region if a < k < b]
+def _describe_move(program, between, edges, a: int, b: int) -> str:
     if not between:
         return "adjacent"
     up = [k for k in between if (k, b) in edges]
@@ -151,17 +156,21 @@ def _fix_pass_accepts(analysis, loop) -> bool:
 def check(analysis):
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
+    indexed: dict[int, tuple] = {}
     for blk, region in _regions(analysis):
-        cands = {i: h for i in region if (h := _candidate(instrs[i])) is not None}
+        cands = {i: h for i in region if (h := _candidate(analysis, instrs[i])) is not None}
         if not cands:
             continue
         fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
                        for i in region)
         if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
             continue
-        dep = analysis.depgraph(list(blk.indices()))
-        edges = _blockers(dep, region)
+        if blk.id not in indexed:
+            indexed[blk.id] = _edge_index(analysis.depgraph(list(blk.indices())))
+        edges, edge_regs = indexed[blk.id]
+        pos = {i: n for n, i in enumerate(region)}
         order = sorted(cands)
+        forms = {i: _forms(h) for i, h in cands.items()}
         # Legal, movable pairs among the singles, then a maximum matching of them.
         options: dict[tuple[int, int], object] = {}
         refusals: dict[tuple[int, int], str] = {}
@@ -169,15 +178,13 @@ def check(analysis):
             for b in order[n + 1:]:
                 if b - a > WINDOW:
                     break
-                k = _move(region, edges, a, b)
+                k = _move(region[pos[a] + 1:pos[b]], edges, a, b)
                 if k is not None:
-                    regs = sorted({r for e in dep.edges if not e.carried and e.dst == b and e.src == k for r in e.regs}
-                                  | {r for e in dep.edges if not e.carried and e.src == a and e.dst == k
-                                     for r in e.regs})
+                    regs = sorted(set(edge_regs.get((k, b), ())) | set(edge_regs.get((a, k), ())))
                     refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
                                         f"them with a dependency ({', '.join(regs) or 'registers'})")
                     continue
-                p = find_pairing(cands[a], cands[b])
+                p = _pairing(cands[a], cands[b], forms[a], forms[b], stop=True)
                 if p.legal:
                     options[(a, b)] = p
                 else:
@@ -189,7 +196,7 @@ def check(analysis):
         for a, b in sorted(matched):
             p = options[(a, b)]
             paired.update((a, b))
-            where = _describe_move(program, region, edges, a, b)
+            where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
             fix = FIXABLE if (loop is not None and _is_fma(cands[a]) and _is_fma(cands[b])
                               and _fix_pass_accepts(analysis, loop)) else None
             yield at_instr(program, instrs[a], CODE, severity,
@@ -226,13 +233,89 @@ def check(analysis):
 
 
 def _match(options) -> list[tuple[int, int]]:
-    """A maximum set of disjoint pairs (prefers adjacent ones)."""
+    """A maximum set of disjoint pairs: as many pairs as possible, then the smallest total
+    distance between partners; among equally good sets the one whose sorted list of pairs is
+    smallest (each instruction takes the nearest partner it can)."""
     if not options:
         return []
-    import networkx as nx
+    edges = sorted(options)
+    adj: dict[int, list[int]] = {}
+    for a, b in edges:
+        adj.setdefault(a, []).append(b)
+        adj.setdefault(b, []).append(a)
+    # Partners always have one even and one odd destination (DUAL001's parity rule), so the
+    # graph of options is bipartite: colour it.
+    side: dict[int, int] = {}
+    for root in adj:
+        if root in side:
+            continue
+        side[root] = 0
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            for u in adj[v]:
+                if u not in side:
+                    side[u] = 1 - side[v]
+                    stack.append(u)
+                elif side[u] == side[v]:
+                    raise ValueError("DUAL002: pairing options are not bipartite")
+    # One weight per pair that orders matchings by (pairs, -distance, earliest pairs): the
+    # distance term outweighs any sum of tie-breaking bits, the pair term any sum of both.
+    m = len(edges)
+    unit = 1 << m
+    big = (1000 * len(adj) + 1) * unit
+    weight = {e: big - min(999, e[1] - e[0]) * unit + (1 << (m - 1 - r)) for r, e in enumerate(edges)}
+    return sorted(_max_weight_bipartite(adj, side, weight))
 
-    g = nx.Graph()
-    for (a, b) in options:
-        g.add_edge(a, b, weight=1000 - min(999, b - a))
-    m = nx.max_weight_matching(g, maxcardinality=True)
-    return [tuple(sorted(e)) for e in m]
+
+def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
+    """Maximum-weight matching of a bipartite graph whose heavier matchings always have more
+    pairs: successive shortest augmenting paths (cost = -weight), Dijkstra on reduced costs."""
+    import heapq
+
+    def cost(u, v):
+        return -weight[(u, v) if u < v else (v, u)]
+
+    right = [v for v in adj if side[v]]
+    mate: dict[int, int] = {}
+    # Potentials keep every reduced cost >= 0: 0 on the left (and the source), the cheapest
+    # edge on the right, the cheapest of those at the sink.
+    pot = {v: (min(cost(u, v) for u in adj[v]) if side[v] else 0) for v in adj}
+    sink_pot = min(pot[v] for v in right)
+    while True:
+        dist: dict[int, int] = {}
+        best: dict[int, int] = {}
+        prev: dict[int, int] = {}
+        heap = [(0, u) for u in adj if not side[u] and u not in mate]
+        for _, u in heap:
+            best[u] = 0
+        heapq.heapify(heap)
+        while heap:
+            d, x = heapq.heappop(heap)
+            if x in dist:
+                continue
+            dist[x] = d
+            if side[x]:
+                u = mate.get(x)
+                steps = [] if u is None else [(u, d - cost(u, x) + pot[x] - pot[u])]
+            else:
+                steps = [(v, d + cost(x, v) + pot[x] - pot[v]) for v in adj[x] if mate.get(x) != v]
+            for y, nd in steps:
+                if y not in dist and (y not in best or nd < best[y]):
+                    best[y], prev[y] = nd, x
+                    heapq.heappush(heap, (nd, y))
+        ends = [(dist[v] + pot[v] - sink_pot, v) for v in right if v in dist and v not in mate]
+        if not ends:
+            break
+        to_sink, v = min(ends)
+        while True:  # flip the path: each left vertex takes the right one after it
+            u = prev[v]
+            nxt = mate.get(u)
+            mate[u], mate[v] = v, u
+            if nxt is None:
+                break
+            v = nxt
+        for x, d in dist.items():
+            pot[x] += d
+        sink_pot += to_sink
+    return [(min(u, v), max(u, v)) for u, v in mate.items() if not side[u]]
