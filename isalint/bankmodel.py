@@ -120,10 +120,18 @@ DEFAULT = Params()
 COLUMNS = ("DSTX", "SRC0X", "SRC1X", "DSTY", "SRC0Y", "SRC1Y")
 
 
+_VNUM: dict[str | None, int | None] = {}
+
+
 def _vgpr(name: str | None) -> int | None:
-    if name and name[0] == "v" and name[1:].isdigit():
-        return int(name[1:])
-    return None
+    try:
+        return _VNUM[name]
+    except KeyError:
+        pass
+    n = int(name[1:]) if name and name[0] == "v" and name[1:].isdigit() else None
+    if len(_VNUM) < 4096:
+        _VNUM[name] = n
+    return n
 
 
 @dataclass(frozen=True)
@@ -175,13 +183,18 @@ class BankOp:
 _PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2", "vsrc2": "SRC2"}
 
 
-def _op_from_instr(ins) -> BankOp:
+def _op_from_instr(ins, half_of=None) -> BankOp:
+    """``half_of(index, k)``: the VOPD half of statement k of instruction ``index`` if already
+    built (:meth:`isalint.analysis.Analysis.vopd_half`)."""
     text = ins.text()
     if ins.klass == "vopd" or (ins.klass in ("valu", "trans") and not ins.opaque):
         halves = None
         if ins.klass == "vopd" or len(ins.stmts) == 1:
             try:
-                hs = [half(s) for s in ins.stmts]
+                if half_of is None:
+                    hs = [half(s) for s in ins.stmts]
+                else:
+                    hs = [half_of(ins.index, k) for k in range(len(ins.stmts))]
                 if all(h.vopd is not None and not h.problems for h in hs):
                     halves = hs
             except (TypeError, ValueError):
@@ -226,8 +239,8 @@ def _to_op(item) -> BankOp:
     raise TypeError(f"cannot model {item!r}")
 
 
-def ops_from_instrs(instrs) -> list[BankOp]:
-    return [_op_from_instr(i) for i in instrs]
+def ops_from_instrs(instrs, half_of=None) -> list[BankOp]:
+    return [_op_from_instr(i, half_of) for i in instrs]
 
 
 @dataclass
@@ -343,65 +356,84 @@ class _Caches:
             e.remove(reg)
 
 
+_ACCESS: dict[tuple[str, str, int, str], Access] = {}  # Access is immutable: one object per distinct value
+
+
+def _access(slot: str, reg: str, b: int, kind: str) -> Access:
+    key = (slot, reg, b, kind)
+    a = _ACCESS.get(key)
+    if a is None:
+        a = _ACCESS[key] = Access(slot, reg, b, kind)
+    return a
+
+
 def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access]) -> tuple[list[Step], list[Access]]:
     nb = params.banks
+    n_entries, n_rf = params.cache_entries, params.rf_reads_per_bank
+    src2_separate, writes_conflict = params.src2_separate, params.writes_conflict
+    entries = caches.entries
+    touch = caches.touch
     steps: list[Step] = []
     for op in ops:
-        step = Step(op)
         if not op.valu:
             for _, r in op.writes:
                 v = _vgpr(r)
                 if v is not None:
-                    caches.invalidate(r, v % nb)
-            steps.append(step)
+                    e = entries[v % nb]
+                    if r in e:
+                        e.remove(r)
+            steps.append(Step(op, [], [], [], [], [], 0, []))
             continue
-        step.landing = pending
         bank_reads = [0] * nb
-        fetched: dict[str, Access] = {}
+        reads: list[Access] = []
+        fetched: list[str] = []
         distinct: dict[int, list[Access]] = {}
         for slot, r in op.reads:
             v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
-            src2 = slot.startswith("SRC2")
-            if src2 and params.src2_separate:
-                step.reads.append(Access(slot, r, b, "R"))
+            if src2_separate and slot.startswith("SRC2"):
+                reads.append(_access(slot, r, b, "R"))
                 continue
-            acc = Access(slot, r, b, "Cache" if caches.has(r, b) else "R")
-            step.reads.append(acc)
-            seen = distinct.setdefault(b, [])
+            cached = r in entries[b]
+            acc = _access(slot, r, b, "Cache" if cached else "R")
+            reads.append(acc)
+            seen = distinct.get(b)
+            if seen is None:
+                seen = distinct[b] = []
             if all(a.reg != r for a in seen):  # one value feeds every port that reads it this cycle
                 seen.append(acc)
-                if acc.kind == "R":
-                    fetched[r] = acc
+                if not cached:
+                    if r not in fetched:
+                        fetched.append(r)
                     bank_reads[b] += 1
-        if params.writes_conflict:
+        if writes_conflict:
             for a in pending:
                 bank_reads[a.bank] += 1
         for r in fetched:
-            caches.touch(r, _vgpr(r) % nb)
-        for a in step.reads:
+            touch(r, _vgpr(r) % nb)
+        for a in reads:
             if a.kind == "Cache":
-                caches.touch(a.reg, a.bank)
+                touch(a.reg, a.bank)
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
-        step.bank_reads = bank_reads
-        step.bank_values = [len(distinct.get(b, ())) for b in range(nb)]
-        need = [max(-(-step.bank_values[b] // params.cache_entries), -(-bank_reads[b] // params.rf_reads_per_bank))
-                for b in range(nb)]
-        step.stall = max(0, max(need) - 1)
-        step.conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
-        step.writes = []
+        bank_values = [len(distinct.get(b, ())) for b in range(nb)]
+        need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
+        stall = max(0, max(need) - 1)
+        conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1] if stall else []
+        writes: list[Access] = []
         for slot, r in op.writes:
             v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
-            step.writes.append(Access(slot, r, b, "W"))
-            caches.invalidate(r, b)
-        pending = step.writes if params.write_delay else []
-        steps.append(step)
+            writes.append(_access(slot, r, b, "W"))
+            e = entries[b]
+            if r in e:
+                e.remove(r)
+        steps.append(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
+        pending = writes if params.write_delay else []
     return steps, pending
 
 

@@ -49,7 +49,7 @@ measurements; they are listed, with the reasoning, in `isalint/bankmodel.py`.
 """
 from __future__ import annotations
 
-from isalint.bankmodel import simulate
+from isalint.bankmodel import _op_from_instr, simulate
 from isalint.diagnostics import Diagnostic
 
 CODE = "BANK001"
@@ -72,6 +72,11 @@ def simulations(analysis):
     if cache is not None:
         return cache
     program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
+
+    def ops(idx):
+        return [_op_from_instr(instrs[i], analysis.vopd_half) for i in idx]
+
     out = []
     covered: set[int] = set()
     for loop in cfg.loops:
@@ -79,12 +84,12 @@ def simulations(analysis):
             continue
         idx = loop.indices(cfg)
         covered.update(idx)
-        out.append((loop, simulate([program.instrs[i] for i in idx], loop=True), True))
+        out.append((loop, simulate(ops(idx), loop=True), True))
     for blk in cfg.blocks:
         idx = [i for i in blk.indices() if i not in covered]
-        if not idx or not any(program.instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
+        if not idx or not any(instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
             continue
-        out.append((cfg.loop_of(idx[0]), simulate([program.instrs[i] for i in idx]), False))
+        out.append((cfg.loop_of(idx[0]), simulate(ops(idx)), False))
     analysis.__dict__["_bank001_sims"] = out
     return out
 
