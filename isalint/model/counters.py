@@ -298,7 +298,9 @@ class CounterAnalysis:
     block_in: list[CounterState]
     hazards: list[Hazard] = field(default_factory=list)
     resolve: str = "zero"
-    _before: dict[int, list[CounterState]] = field(default_factory=dict, repr=False)
+    # block -> {index: the state before it}, for the indices asked for (and the block's first)
+    _before: dict[int, dict[int, CounterState]] = field(default_factory=dict, repr=False)
+    _last: dict[int, int] = field(default_factory=dict, repr=False)  # block -> largest index in _before
 
     def state_before(self, index: int) -> CounterState:
         """A copy of the state just before instruction ``index`` (after earlier ones in its block)."""
@@ -306,14 +308,21 @@ class CounterAnalysis:
         b = cfg.block_of[index]
         states = self._before.get(b)
         if states is None:
-            blk = cfg.blocks[b]
-            st = self.block_in[b].copy()
-            states = []
-            for i in blk.indices():
-                states.append(st.copy())
-                st.step(self.program.instrs[i], i, self.resolve)
-            self._before[b] = states
-        return states[index - cfg.blocks[b].first].copy()
+            first = cfg.blocks[b].first
+            states = self._before[b] = {first: self.block_in[b].copy()}
+            self._last[b] = first
+        st = states.get(index)
+        if st is None:
+            last = self._last[b]
+            start = last if last < index else max(i for i in states if i < index)
+            st = states[start].copy()
+            instrs = self.program.instrs
+            for i in range(start, index):
+                st.step(instrs[i], i, self.resolve)
+            states[index] = st
+            if index > last:
+                self._last[b] = index
+        return st.copy()
 
     def hazards_at(self, index: int) -> list[Hazard]:
         return [h for h in self.hazards if h.index == index]
@@ -413,6 +422,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
         sync = entry.sync
     block_out: list[CounterState | None] = [None] * nb
     block_in: list[CounterState] = [CounterState(sync=sync) for _ in range(nb)]
+    block_hazards: list[list[Hazard]] = [[] for _ in range(nb)]
     order = _reverse_postorder(cfg)
     position = {b: n for n, b in enumerate(order)}
     pending_blocks = set(order)
@@ -431,8 +441,13 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
             if block_out[p] is not None:
                 st.merge(block_out[p])
         block_in[b] = st.copy()
+        found: list[Hazard] = []
         for i in blk.indices():
-            st.step(instrs[i], i, resolve)
+            hz = st.step(instrs[i], i, resolve)
+            if hz:
+                found.extend(_dedup_hazards(hz))
+        # the last visit of a block starts from its final entry state: its hazards are the block's
+        block_hazards[b] = found
         if block_out[b] is None or block_out[b] != st:
             block_out[b] = st
             for s in blk.succs:
@@ -440,12 +455,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
                     pending_blocks.add(s)
                     heapq.heappush(heap, position[s])
     result = CounterAnalysis(program, block_in, resolve=resolve)
-    hazards: list[Hazard] = []
-    for blk in blocks:
-        st = block_in[blk.id].copy()
-        for i in blk.indices():
-            hazards.extend(_dedup_hazards(st.step(instrs[i], i, resolve)))
-    result.hazards = hazards
+    result.hazards = [h for b in range(nb) for h in block_hazards[b]]
     return result
 
 
