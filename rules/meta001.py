@@ -139,6 +139,26 @@ def _ds_extent(ins) -> int:
     return max(offs) + width
 
 
+_REG_NUM: dict[str, tuple[str, int] | None] = {}  # register name -> ("v" | "s" | "vcc", number)
+
+
+def _reg_num(r: str) -> tuple[str, int] | None:
+    got = _REG_NUM.get(r, False)
+    if got is False:
+        if r.startswith("vcc"):
+            got = ("vcc", 0)
+        elif r[:1] in ("v", "s") and r[1:].isdigit():
+            got = (r[0], int(r[1:]))
+        else:
+            got = None
+        if len(_REG_NUM) < 4096:
+            _REG_NUM[r] = got
+    return got
+
+
+_LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"})
+
+
 def kernel_resources(program, kernel) -> KernelResources:
     res = KernelResources(kernel)
     for ins in program.instrs[kernel.first:kernel.last]:
@@ -148,25 +168,31 @@ def kernel_resources(program, kernel) -> KernelResources:
             res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
         if ins.opcode in _CALLS:
             res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
-        regs = set(ins.uses) | set(ins.defs)
+        # the highest VGPR and SGPR the instruction names: its model registers and every operand as written
+        top = {"v": -1, "s": -1, "vcc": -1}
+        for regs in (ins.uses, ins.defs):
+            for r in regs:
+                got = _reg_num(r)
+                if got is not None and got[1] > top[got[0]]:
+                    top[got[0]] = got[1]
         for stmt in ins.stmts:
             for op in stmt.operands:
-                if op.is_register:
-                    regs.update(op.registers())
-                    if op.kind == "special" and op.file in ("exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"):
+                kind = op.kind
+                if kind == "vgpr" or kind == "sgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top[op.file]:
+                        top[op.file] = op.first + op.count - 1
+                elif kind == "special":
+                    for r in op.registers():
+                        if r.startswith("vcc"):
+                            top["vcc"] = 0
+                    if op.file in _LANE_MASKS:
                         res.lane_masks.append((ins, op.text, op.file))
-        for r in regs:
-            head = r[0]
-            if r.startswith("vcc"):
-                res.uses_vcc = True
-                continue
-            if head not in "vs" or not r[1:].isdigit():
-                continue
-            n = int(r[1:])
-            if head == "v" and n > res.max_vgpr:
-                res.max_vgpr, res.vgpr_at = n, ins
-            elif head == "s" and n > res.max_sgpr:
-                res.max_sgpr, res.sgpr_at = n, ins
+        if top["vcc"] >= 0:
+            res.uses_vcc = True
+        if top["v"] > res.max_vgpr:
+            res.max_vgpr, res.vgpr_at = top["v"], ins
+        if top["s"] > res.max_sgpr:
+            res.max_sgpr, res.sgpr_at = top["s"], ins
         if ins.klass == "lds":
             ext = _ds_extent(ins)
             if ext > res.lds_min:
