@@ -88,7 +88,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .parse.nodes import Statement
-from .vopd import Half, half
+from .vopd import Half, dual_name, half
 
 __all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
            "COLUMNS"]
@@ -189,7 +189,8 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
     text = ins.text()
     if ins.klass == "vopd" or (ins.klass in ("valu", "trans") and not ins.opaque):
         halves = None
-        if ins.klass == "vopd" or len(ins.stmts) == 1:
+        # a single without a VOPD form cannot be a VOPD half: its operands go by the ISA slots below
+        if ins.klass == "vopd" or (len(ins.stmts) == 1 and dual_name(ins.stmts[0].mnemonic) is not None):
             try:
                 if half_of is None:
                     hs = [half(s) for s in ins.stmts]
@@ -373,6 +374,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     src2_separate, writes_conflict = params.src2_separate, params.writes_conflict
     entries = caches.entries
     touch = caches.touch
+    interned = _ACCESS.get
     steps: list[Step] = []
     for op in ops:
         if not op.valu:
@@ -388,25 +390,26 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
         reads: list[Access] = []
         fetched: list[str] = []
         distinct: dict[int, list[Access]] = {}
+        seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
             v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
-            if src2_separate and slot.startswith("SRC2"):
-                reads.append(_access(slot, r, b, "R"))
-                continue
-            cached = r in entries[b]
-            acc = _access(slot, r, b, "Cache" if cached else "R")
+            src2 = src2_separate and slot.startswith("SRC2")  # its own path: counted, never stalls
+            kind = "R" if src2 or r not in entries[b] else "Cache"
+            acc = interned((slot, r, b, kind)) or _access(slot, r, b, kind)
             reads.append(acc)
-            seen = distinct.get(b)
-            if seen is None:
-                seen = distinct[b] = []
-            if all(a.reg != r for a in seen):  # one value feeds every port that reads it this cycle
-                seen.append(acc)
-                if not cached:
-                    if r not in fetched:
-                        fetched.append(r)
+            if src2:
+                continue
+            if r not in seen:  # one value feeds every port that reads it this cycle
+                seen.add(r)
+                if b in distinct:
+                    distinct[b].append(acc)
+                else:
+                    distinct[b] = [acc]
+                if kind == "R":
+                    fetched.append(r)
                     bank_reads[b] += 1
         if writes_conflict:
             for a in pending:
@@ -418,17 +421,20 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
                 touch(a.reg, a.bank)
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
-        bank_values = [len(distinct.get(b, ())) for b in range(nb)]
+        bank_values = [len(distinct[b]) if b in distinct else 0 for b in range(nb)]
         need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
-        stall = max(0, max(need) - 1)
-        conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1] if stall else []
+        stall = max(need) - 1
+        if stall > 0:
+            conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
+        else:
+            stall, conflicts = 0, []
         writes: list[Access] = []
         for slot, r in op.writes:
             v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
-            writes.append(_access(slot, r, b, "W"))
+            writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
             e = entries[b]
             if r in e:
                 e.remove(r)
