@@ -72,6 +72,13 @@ def _candidate(analysis, ins):
     return None if h.problems or h.vopd is None else h
 
 
+def _same_parity(h1, h2) -> bool:
+    """Both destinations even or both odd: no form of the pair is legal (commuting the sources or
+    swapping X and Y keeps the destinations)."""
+    d1, d2 = h1.dst, h2.dst
+    return d1 is not None and d2 is not None and d1.kind == d2.kind == "vgpr" and d1.reg % 2 == d2.reg % 2
+
+
 def _is_fma(h) -> bool:
     return "fma" in h.op
 
@@ -173,7 +180,7 @@ def check(analysis):
         forms = {i: _forms(h) for i, h in cands.items()}
         # Legal, movable pairs among the singles, then a maximum matching of them.
         options: dict[tuple[int, int], object] = {}
-        refusals: dict[tuple[int, int], str] = {}
+        refusals: dict[tuple[int, int], str | None] = {}  # None: not a legal pair, reason worked out on use
         for n, a in enumerate(order):
             for b in order[n + 1:]:
                 if b - a > WINDOW:
@@ -184,11 +191,14 @@ def check(analysis):
                     refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
                                         f"them with a dependency ({', '.join(regs) or 'registers'})")
                     continue
+                if _same_parity(cands[a], cands[b]):
+                    refusals[(a, b)] = None  # every form breaks the destination parity rule
+                    continue
                 p = _pairing(cands[a], cands[b], forms[a], forms[b], stop=True)
                 if p.legal:
                     options[(a, b)] = p
                 else:
-                    refusals[(a, b)] = p.reason()
+                    refusals[(a, b)] = None
         matched = _match(options)
         loop = cfg.loop_of(region[0])
         severity = "warning" if loop is not None else "info"
@@ -223,6 +233,8 @@ def check(analysis):
             key = (min(i, j), max(i, j))
             if key in refusals:
                 why = refusals[key]
+                if why is None:
+                    why = _pairing(cands[key[0]], cands[key[1]], forms[key[0]], forms[key[1]]).reason()
             elif key in options:
                 other = next(b if a == j else a for a, b in matched if j in (a, b))
                 why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
