@@ -6,6 +6,7 @@ from functools import cached_property
 
 from .model.program import DEFAULT_TARGET, Program, build_program
 from .parse.source import InputError, SourceFile, read_file
+from .vopd import half
 
 
 class Analysis:
@@ -60,7 +61,5 @@ class Analysis:
         cache = self.__dict__.setdefault("_half_cache", {})
         h = cache.get((index, stmt))
         if h is None:
-            from .vopd import half
-
             h = cache[(index, stmt)] = half(self.program.instrs[index].stmts[stmt])
         return h

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 from .isa import lookup
@@ -190,6 +190,27 @@ class Violation:
 # --------------------------------------------------------------------------- building halves
 
 
+# Halves are built for every VALU statement by several rules: these two make the common objects
+# without the frozen dataclasses' field-by-field __init__ (same fields, same values).
+_new = object.__new__
+assert [f.name for f in fields(Src)] == ["kind", "text", "reg", "name", "value", "note", "col", "op"]
+assert [f.name for f in fields(Half)] == ["mnemonic", "written", "dst", "operands", "positions", "reads_dst",
+                                          "problems", "vopd", "commuted", "col"]
+
+
+def _vgpr_src(text: str, reg: int, col: int | None, op: Operand) -> Src:
+    s = _new(Src)
+    s.__dict__.update(kind="vgpr", text=text, reg=reg, name=f"v{reg}", value=None, note=None, col=col, op=op)
+    return s
+
+
+def _new_half(mnemonic, written, dst, operands, positions, reads_dst, problems, vopd, commuted, col) -> Half:
+    h = _new(Half)
+    h.__dict__.update(mnemonic=mnemonic, written=written, dst=dst, operands=operands, positions=positions,
+                      reads_dst=reads_dst, problems=problems, vopd=vopd, commuted=commuted, col=col)
+    return h
+
+
 @lru_cache(maxsize=None)
 def dual_name(mnemonic: str) -> str | None:
     """The VOPD component of a VALU mnemonic (``v_fmac_f32_e32`` -> ``v_dual_fmac_f32``), or None."""
@@ -271,7 +292,7 @@ def _classify(op: Operand, spec_kind: str, fmt: str) -> Src:
     if kind == "vgpr":
         if op.count != 1 or op.half:
             return Src("bad", text, note=f"{text}: a VOPD operand is one 32-bit VGPR", col=col, op=op)
-        return Src("vgpr", text, op.first, f"v{op.first}", None, None, col, op)
+        return _vgpr_src(text, op.first, col, op)
     if spec_kind == "vgpr":
         return Src("bad", text, note=f"{text}: this operand must be a VGPR", col=col, op=op)
     if kind in ("sgpr", "ttmp"):
@@ -308,15 +329,18 @@ def _operand(x) -> Operand:
 
 @lru_cache(maxsize=None)
 def _shape(dual: str):
-    """(operand specs, destination is written, indices of the sources, reads its destination, vopd)."""
+    """What building a half of ``dual`` needs of the ISA data: (operand specs, destination is
+    written, indices of the sources, reads its destination, vopd, operand kinds, source format,
+    reads VCC implicitly)."""
     info = lookup(dual)
     specs = info.operands
     uses = tuple(i for i, sp in enumerate(specs) if sp.role == "use")
-    return specs, specs[0].role in ("def", "defuse"), uses, specs[0].role == "defuse", info.vopd
+    return (specs, specs[0].role in ("def", "defuse"), uses, specs[0].role == "defuse", info.vopd,
+            tuple(sp.kind for sp in specs), _src_format(dual), "vcc_lo" in info.implicit_uses)
 
 
 def _build(dual: str, written: str, ops: tuple[Src, ...], col: int | None, commuted: bool = False) -> Half:
-    specs, dst_def, uses, reads_dst, vopd = _shape(dual)
+    specs, dst_def, uses, reads_dst, vopd = _shape(dual)[:5]
     n = len(ops)
     problems = [f"{dual} takes {len(specs)} operands, {n} given"] if n != len(specs) else []
     for s in ops:
@@ -328,7 +352,7 @@ def _build(dual: str, written: str, ops: tuple[Src, ...], col: int | None, commu
         sources.append(dst)
     k = len(sources)
     pos = (sources[0] if k > 0 else None, sources[1] if k > 1 else None, sources[2] if k > 2 else None)
-    return Half(dual, written, dst, tuple(ops), pos, reads_dst, tuple(problems), vopd, commuted, col)
+    return _new_half(dual, written, dst, tuple(ops), pos, reads_dst, tuple(problems), vopd, commuted, col)
 
 
 def half(obj, *operands) -> Half:
@@ -360,21 +384,19 @@ def half(obj, *operands) -> Half:
     dual = dual_name(written)
     if dual is None:
         return _opaque(written, ops, col, f"{written} has no VOPD form")
-    info = lookup(dual)
-    specs = info.operands
+    kinds, fmt, reads_vcc = _shape(dual)[5:]
+    n = len(kinds)
     # e32 spellings of VOP2 ops that read VCC write it as a trailing operand (v_cndmask_b32_e32 .., vcc_lo);
     # the e64 form names the lane mask there: only vcc_lo converts to the VOPD's implicit VCC.
-    if len(ops) == len(specs) + 1 and not written.startswith("v_dual_") and "vcc_lo" in info.implicit_uses:
+    if len(ops) == n + 1 and reads_vcc and not written.startswith("v_dual_"):
         last = ops[-1]
         if last.kind == "special" and last.file == "vcc_lo" and not last.neg and not last.abs:
             ops = ops[:-1]
         else:
             return _opaque(written, ops, col, f"{written}: lane mask {last.text} is not vcc_lo, which VOPD reads")
-    fmt = _src_format(dual)
-    srcs = tuple(_classify(op, spec.kind, fmt) for op, spec in zip(ops, specs))
-    if len(ops) > len(specs):
-        extra = ops[len(specs):]
-        srcs = srcs + tuple(Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in extra)
+    srcs = [_classify(op, kind, fmt) for op, kind in zip(ops, kinds)]
+    if len(ops) > n:
+        srcs += [Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in ops[n:]]
     return _build(dual, written, srcs, col)
 
 
