@@ -148,6 +148,9 @@ class Access:
         return f"{self.kind}{self.bank}"
 
 
+_HALF_SLOTS = (("DSTX", "SRC0X", "SRC1X", "SRC2X"), ("DSTY", "SRC0Y", "SRC1Y", "SRC2Y"))
+
+
 @dataclass
 class BankOp:
     """What the model needs of one instruction: VGPR reads per port and VGPR writes.
@@ -169,53 +172,60 @@ class BankOp:
     def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None):
         reads: list[tuple[str, str]] = []
         writes: list[tuple[str, str]] = []
-        for tag, h in zip("XY", halves):
-            for port, s in zip(("SRC0", "SRC1", "SRC2"), h.positions):
+        for (dst_slot, *src_slots), h in zip(_HALF_SLOTS, halves):
+            for slot, s in zip(src_slots, h.positions):
                 if s is not None and s.kind == "vgpr":
-                    reads.append((f"{port}{tag}", s.name))
-            for r in h.writes():
-                writes.append((f"DST{tag}", r))
+                    reads.append((slot, s.name))
+            d = h.dst
+            if d is not None and d.kind == "vgpr":  # Half.writes()
+                writes.append((dst_slot, d.name))
         if not text:
             text = " :: ".join(h.text() for h in halves)
         return cls(reads, writes, True, text, index, line, len(halves) == 2)
 
 
 _PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2", "vsrc2": "SRC2"}
+_PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 
 
 def _op_from_instr(ins, half_of=None) -> BankOp:
     """``half_of(index, k)``: the VOPD half of statement k of instruction ``index`` if already
     built (:meth:`isalint.analysis.Analysis.vopd_half`)."""
     text = ins.text()
-    if ins.klass == "vopd" or (ins.klass in ("valu", "trans") and not ins.opaque):
+    klass = ins.klass
+    if klass == "vopd" or (klass in ("valu", "trans") and not ins.opaque):
+        stmts = ins.stmts
         halves = None
         # a single without a VOPD form cannot be a VOPD half: its operands go by the ISA slots below
-        if ins.klass == "vopd" or (len(ins.stmts) == 1 and dual_name(ins.stmts[0].mnemonic) is not None):
+        if klass == "vopd" or (len(stmts) == 1 and dual_name(stmts[0].mnemonic) is not None):
             try:
                 if half_of is None:
-                    hs = [half(s) for s in ins.stmts]
+                    hs = [half(s) for s in stmts]
                 else:
-                    hs = [half_of(ins.index, k) for k in range(len(ins.stmts))]
+                    hs = [half_of(ins.index, k) for k in range(len(stmts))]
                 if all(h.vopd is not None and not h.problems for h in hs):
                     halves = hs
             except (TypeError, ValueError):
                 halves = None
         if halves is not None:
             return BankOp.from_halves(halves, text, ins.index, ins.lineno)
-        if ins.klass != "vopd":
+        if klass != "vopd":
             reads: list[tuple[str, str]] = []
             writes: list[tuple[str, str]] = []
-            for slot in (ins.slots[0] if ins.slots else []):
+            for slot in (ins.slots[0] if ins.slots else ()):
+                role = slot.role
+                if role not in ("def", "defuse", "use"):
+                    continue
                 vregs = [r for r in slot.regs if _vgpr(r) is not None]
                 if not vregs:
                     continue
-                if slot.role in ("def", "defuse"):
-                    writes.extend(("DSTX", r) for r in vregs)
-                if slot.role == "defuse":
-                    reads.extend(("SRC2X", r) for r in vregs)
-                elif slot.role == "use":
-                    port = _PORT_OF_SLOT.get(slot.name, "SRC2")
-                    reads.extend((f"{port}X", r) for r in vregs)
+                if role == "use":
+                    port = _PORT_SLOT_X.get(slot.name, "SRC2X")
+                    reads += [(port, r) for r in vregs]
+                    continue
+                writes += [("DSTX", r) for r in vregs]
+                if role == "defuse":
+                    reads += [("SRC2X", r) for r in vregs]
             return BankOp(reads, writes, True, text, ins.index, ins.lineno, False)
     writes = [("DSTX", r) for r in ins.defs if _vgpr(r) is not None]
     return BankOp([], writes, False, text, ins.index, ins.lineno, False)
@@ -388,7 +398,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             continue
         bank_reads = [0] * nb
         reads: list[Access] = []
-        fetched: list[str] = []
+        fetched: list[tuple[str, int]] = []
         distinct: dict[int, list[Access]] = {}
         seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
@@ -409,22 +419,31 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
                 else:
                     distinct[b] = [acc]
                 if kind == "R":
-                    fetched.append(r)
+                    fetched.append((r, b))
                     bank_reads[b] += 1
         if writes_conflict:
             for a in pending:
                 bank_reads[a.bank] += 1
-        for r in fetched:
-            touch(r, _vgpr(r) % nb)
+        # the cache keeps the most recently read values: the register-file reads, then the hits
+        for r, b in fetched:
+            e = entries[b]
+            if r in e:
+                e.remove(r)
+            e.append(r)
+            if len(e) > n_entries:
+                del e[:len(e) - n_entries]
         for a in reads:
             if a.kind == "Cache":
                 touch(a.reg, a.bank)
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
-        bank_values = [len(distinct[b]) if b in distinct else 0 for b in range(nb)]
-        need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
-        stall = max(need) - 1
+        bank_values = [0] * nb
+        for b, accs in distinct.items():
+            bank_values[b] = len(accs)
+        # the slowest bank (both terms grow with their count, so the largest counts decide)
+        stall = max(-(-max(bank_values) // n_entries), -(-max(bank_reads) // n_rf)) - 1
         if stall > 0:
+            need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
             conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
         else:
             stall, conflicts = 0, []
@@ -443,12 +462,52 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     return steps, pending
 
 
+def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
+    """What :func:`_run` leaves behind (the caches, the results still landing) without its steps:
+    the first pass of a loop."""
+    nb = params.banks
+    src2_separate = params.src2_separate
+    entries = caches.entries
+    touch = caches.touch
+    last = None
+    for op in ops:
+        if op.valu:
+            last = op
+            fetched: list[str] = []
+            cached: list[str] = []
+            seen: set[str] = set()
+            for slot, r in op.reads:
+                v = _vgpr(r)
+                if v is None or (src2_separate and slot.startswith("SRC2")):
+                    continue
+                hit = r in entries[v % nb]
+                if hit:
+                    cached.append(r)
+                if r not in seen:
+                    seen.add(r)
+                    if not hit:
+                        fetched.append(r)
+            for r in fetched:
+                touch(r, _vgpr(r) % nb)
+            for r in cached:
+                touch(r, _vgpr(r) % nb)
+        for _, r in op.writes:
+            v = _vgpr(r)
+            if v is not None:
+                e = entries[v % nb]
+                if r in e:
+                    e.remove(r)
+    if last is None or not params.write_delay:
+        return []
+    return [_access(slot, r, v % nb, "W") for slot, r in last.writes if (v := _vgpr(r)) is not None]
+
+
 def simulate(ops, loop: bool = False, params: Params = DEFAULT) -> Simulation:
     """Run the model over ``ops`` (see the module docstring for what they may be)."""
     seq = [_to_op(o) for o in ops]
     caches = _Caches(params)
     pending: list[Access] = []
     if loop:
-        _, pending = _run(seq, params, caches, pending)
+        pending = _warm(seq, params, caches)
     steps, _ = _run(seq, params, caches, pending)
     return Simulation(steps, params)
