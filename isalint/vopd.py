@@ -450,7 +450,7 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
         out.append(Violation("opcode-x", f"{hx.mnemonic} can only be the Y half: its opcode does not fit the 4-bit "
                                          f"OPX field{both}", "X",
                                  short=f"{hx.mnemonic} is Y-only"))
-    if any(v.rule in ("opcode",) for v in out) or hx.vopd is None or hy.vopd is None:
+    if hx.vopd is None or hy.vopd is None or (out and any(v.rule == "opcode" for v in out)):
         return out
 
     # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks).
@@ -487,7 +487,7 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
                                  short=f"{label} bank {bank(sx.reg)} ({sx.name}, {sy.name})"))
 
     # Literals: one 32-bit value per instruction, shared by both halves.
-    lits = [s for s in hx.operands if s.kind == "literal"] + [s for s in hy.operands if s.kind == "literal"]
+    lits = [s for s in hx.operands + hy.operands if s.kind == "literal"]
     values = list(dict.fromkeys(s.value for s in lits)) if lits else []
     if len(values) > 1:
         shown = ", ".join(f"0x{v:x}" for v in values)

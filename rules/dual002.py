@@ -177,7 +177,14 @@ def check(analysis):
         edges, edge_regs = indexed[blk.id]
         pos = {i: n for n, i in enumerate(region)}
         order = sorted(cands)
-        forms = {i: _forms(h) for i, h in cands.items()}
+        forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
+
+        def pairing(a, b, stop=False):
+            for i in (a, b):
+                if i not in forms:
+                    forms[i] = _forms(cands[i])
+            return _pairing(cands[a], cands[b], forms[a], forms[b], stop=stop)
+
         # Legal, movable pairs among the singles, then a maximum matching of them.
         options: dict[tuple[int, int], object] = {}
         refusals: dict[tuple[int, int], str | None] = {}  # None: not a legal pair, reason worked out on use
@@ -194,7 +201,7 @@ def check(analysis):
                 if _same_parity(cands[a], cands[b]):
                     refusals[(a, b)] = None  # every form breaks the destination parity rule
                     continue
-                p = _pairing(cands[a], cands[b], forms[a], forms[b], stop=True)
+                p = pairing(a, b, stop=True)
                 if p.legal:
                     options[(a, b)] = p
                 else:
@@ -234,7 +241,7 @@ def check(analysis):
             if key in refusals:
                 why = refusals[key]
                 if why is None:
-                    why = _pairing(cands[key[0]], cands[key[1]], forms[key[0]], forms[key[1]]).reason()
+                    why = pairing(*key).reason()
             elif key in options:
                 other = next(b if a == j else a for a, b in matched if j in (a, b))
                 why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
