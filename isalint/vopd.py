@@ -430,38 +430,41 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
     when X's instruction comes first in program order and Y's second (fusing them
     must not let Y read X's result), ``"yx"`` for the reverse.
     """
-    hx, hy = half(x), half(y)
-    out: list[Violation] = []
+    return list(_violations(half(x), half(y), order))
+
+
+def _violations(hx: Half, hy: Half, order: str | None):
+    """The violations of :func:`check_pair`, one at a time (enough to stop at the first)."""
+    opcode = False  # an opcode problem: the operand rules are not checked
     for tag, h in (("X", hx), ("Y", hy)):
         for p in h.problems:
             where = tuple(s.text for s in h.operands if s.kind == "bad" and s.note == p)
-            out.append(Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag, regs=where,
-                                 short=p))
+            opcode = opcode or h.vopd is None
+            yield Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag, regs=where, short=p)
         if h.vopd is None:
             continue
         if not _llvm_component(h.mnemonic):
-            out.append(Violation("opcode", f"{tag}: {h.mnemonic} is not assembled by LLVM for gfx11 (no VOP1/VOP2 "
-                                           f"{'v_' + h.op} exists there)", tag))
+            opcode = True
+            yield Violation("opcode", f"{tag}: {h.mnemonic} is not assembled by LLVM for gfx11 (no VOP1/VOP2 "
+                                      f"{'v_' + h.op} exists there)", tag)
     # LLVM (checked with llvm-mc 19) encodes a dot2acc SRC0 constant as a 32-bit value when the
     # other half carries the fmaak/fmamk K literal; follow it, or the shared-literal check disagrees.
     hx, hy = _retype(hx, hy), _retype(hy, hx)
     if hx.vopd == "y":
         both = " (both halves are Y-only)" if hy.vopd == "y" else "; swap X and Y"
-        out.append(Violation("opcode-x", f"{hx.mnemonic} can only be the Y half: its opcode does not fit the 4-bit "
-                                         f"OPX field{both}", "X",
-                                 short=f"{hx.mnemonic} is Y-only"))
-    if hx.vopd is None or hy.vopd is None or (out and any(v.rule == "opcode" for v in out)):
-        return out
+        yield Violation("opcode-x", f"{hx.mnemonic} can only be the Y half: its opcode does not fit the 4-bit "
+                                    f"OPX field{both}", "X", short=f"{hx.mnemonic} is Y-only")
+    if hx.vopd is None or hy.vopd is None or opcode:
+        return
 
     # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks).
     dx, dy = hx.dst, hy.dst
     if dx is not None and dy is not None and dx.kind == dy.kind == "vgpr":
         a, b = dx.reg, dy.reg
         if a % 2 == b % 2:
-            out.append(Violation("dst-parity", f"DSTX and DSTY are both {_parity(a)} ({dx.name}, {dy.name}): "
-                                               "one destination must be even and the other odd", None,
-                                 regs=(dx.name, dy.name),
-                                 short=f"DST parity ({dx.name}, {dy.name} both {_parity(a)})"))
+            yield Violation("dst-parity", f"DSTX and DSTY are both {_parity(a)} ({dx.name}, {dy.name}): "
+                                          "one destination must be even and the other odd", None,
+                            regs=(dx.name, dy.name), short=f"DST parity ({dx.name}, {dy.name} both {_parity(a)})")
     for i, sx, sy in zip((0, 1, 2), hx.positions, hy.positions):
         if sx is None or sy is None or sx.kind != "vgpr" or sy.kind != "vgpr":
             continue
@@ -472,19 +475,19 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
                 continue  # two accumulators: the destination parity rule already says it
             regs = (sx.name, sy.name)
             wx, wy = _role_name(hx, 2), _role_name(hy, 2)
-            out.append(Violation("src2-parity", f"SRC2X ({sx.name}, {wx}) and SRC2Y ({sy.name}, {wy}) are both "
-                                                f"{_parity(sx.reg)}: operands read through the SRC2 port must be one "
-                                                "even and one odd", None, regs=regs,
-                                 short=f"SRC2 parity ({sx.name}, {sy.name} both {_parity(sx.reg)})"))
+            yield Violation("src2-parity", f"SRC2X ({sx.name}, {wx}) and SRC2Y ({sy.name}, {wy}) are both "
+                                           f"{_parity(sx.reg)}: operands read through the SRC2 port must be one "
+                                           "even and one odd", None, regs=regs,
+                            short=f"SRC2 parity ({sx.name}, {sy.name} both {_parity(sx.reg)})")
         else:
             if (sx.reg ^ sy.reg) & 3:
                 continue
             regs = (sx.name, sy.name)
             name, label = ("SRC0", "SRC0") if i == 0 else ("SRC1", "VSRC1")
-            out.append(Violation(f"{name.lower()}-bank", f"{label}X and {label}Y both read bank {bank(sx.reg)} "
-                                                         f"({sx.name}, {sy.name}): they must be in different VGPR "
-                                                         "banks", None, regs=regs,
-                                 short=f"{label} bank {bank(sx.reg)} ({sx.name}, {sy.name})"))
+            yield Violation(f"{name.lower()}-bank", f"{label}X and {label}Y both read bank {bank(sx.reg)} "
+                                                    f"({sx.name}, {sy.name}): they must be in different VGPR "
+                                                    "banks", None, regs=regs,
+                            short=f"{label} bank {bank(sx.reg)} ({sx.name}, {sy.name})")
 
     # Literals: one 32-bit value per instruction, shared by both halves.
     lits = [s for s in hx.operands + hy.operands if s.kind == "literal"]
@@ -492,9 +495,9 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
     if len(values) > 1:
         shown = ", ".join(f"0x{v:x}" for v in values)
         second = next(s for s in lits if s.value == values[1])
-        out.append(Violation("literal", f"{len(values)} different literals ({shown}): a VOPD instruction has room "
-                                        "for one 32-bit literal, shared by both halves", None,
-                                 regs=(second.text,), short=f"literals {shown}"))
+        yield Violation("literal", f"{len(values)} different literals ({shown}): a VOPD instruction has room "
+                                   "for one 32-bit literal, shared by both halves", None,
+                        regs=(second.text,), short=f"literals {shown}")
 
     # Constant bus: distinct scalar registers + the literal, at most 2.
     scalars: list[str] = []
@@ -506,9 +509,9 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
         implicit = tuple(dict.fromkeys(implicit))
     if len(scalars) + len(implicit) + (1 if values else 0) > CONSTANT_BUS_LIMIT:
         uses = scalars + [f"{r} (implicit)" for r in implicit] + ([f"literal 0x{values[0]:x}"] if values else [])
-        out.append(Violation("constant-bus", f"{len(uses)} scalar values ({', '.join(uses)}): a VOPD instruction "
-                                             f"may read at most {CONSTANT_BUS_LIMIT} SGPRs/literals in total", None,
-                             regs=tuple(scalars), short=f"constant bus ({', '.join(uses)})"))
+        yield Violation("constant-bus", f"{len(uses)} scalar values ({', '.join(uses)}): a VOPD instruction "
+                                        f"may read at most {CONSTANT_BUS_LIMIT} SGPRs/literals in total", None,
+                        regs=tuple(scalars), short=f"constant bus ({', '.join(uses)})")
 
     # Independence.
     for first, second, ft, st in ((hx, hy, "X", "Y"), (hy, hx, "Y", "X")):
@@ -522,15 +525,14 @@ def check_pair(x, y, order: str | None = None) -> list[Violation]:
         if order is None:
             # X reading what Y writes reads the same as in written order; Y reading X's result does not.
             if ft == "X":
-                out.append(Violation("reads-other-dst", f"{st} reads {regs}, which {ft} writes: in a VOPD both "
-                                                        f"halves read before either writes, so {st} sees the value "
-                                                        "from before this instruction", st, "info", tuple(shared),
-                                     f"{st} reads {regs} written by {ft}"))
+                yield Violation("reads-other-dst", f"{st} reads {regs}, which {ft} writes: in a VOPD both "
+                                                   f"halves read before either writes, so {st} sees the value "
+                                                   "from before this instruction", st, "info", tuple(shared),
+                                f"{st} reads {regs} written by {ft}")
         elif (order == "xy" and ft == "X") or (order == "yx" and ft == "Y"):
-            out.append(Violation("dependency", f"{second.written} reads {regs}, written by {first.written} just "
-                                               "before it: as one VOPD it would read the old value", st,
-                                 regs=tuple(shared), short=f"dependency on {regs}"))
-    return out
+            yield Violation("dependency", f"{second.written} reads {regs}, written by {first.written} just "
+                                          "before it: as one VOPD it would read the old value", st,
+                            regs=tuple(shared), short=f"dependency on {regs}")
 
 
 def _has_k(h: Half) -> bool:
@@ -637,20 +639,22 @@ def find_pairing(first, second) -> Pairing:
 
 
 def _pairing(a: Half, b: Half, forms_a: list[Half], forms_b: list[Half], stop: bool = False) -> Pairing:
-    """:func:`find_pairing` of two halves whose forms are known. With ``stop`` the attempts end at
-    the first legal one (enough for ``best`` and ``text``; :meth:`Pairing.reason` needs them all
-    only when none is legal)."""
+    """:func:`find_pairing` of two halves whose forms are known. With ``stop``, only the first
+    legal form is worked out (``best``, ``text``); ``attempts`` stays empty, so ask again without
+    it for :meth:`Pairing.reason`."""
     attempts: list[PairAttempt] = []
     best = None
     for fa in forms_a:
         for fb in forms_b:
             for x, y, order in ((fa, fb, "xy"), (fb, fa, "yx")):
-                att = PairAttempt(x, y, tuple(check_pair(x, y, order)))
+                if stop:
+                    if any(v.severity == "error" for v in _violations(x, y, order)):
+                        continue
+                    return Pairing(a, b, PairAttempt(x, y, tuple(_violations(x, y, order))))
+                att = PairAttempt(x, y, tuple(_violations(x, y, order)))
                 attempts.append(att)
                 if best is None and att.legal:
                     best = att
-                    if stop:
-                        return Pairing(a, b, best, tuple(attempts))
     return Pairing(a, b, best, tuple(attempts))
 
 
