@@ -154,7 +154,7 @@ def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
 class CounterState:
     """Registers held by ops in flight, and an upper bound of ops in flight per counter."""
 
-    __slots__ = ("pending", "inflight", "sync")
+    __slots__ = ("pending", "inflight", "sync", "_held")
 
     def __init__(self, pending: dict | None = None, inflight: dict | None = None,
                  sync: tuple[str, ...] = CU_MODE_SYNC):
@@ -162,6 +162,7 @@ class CounterState:
         self.pending: dict[tuple[str, str, str], Pending] = pending if pending is not None else {}
         self.inflight: dict[str, int] = inflight if inflight is not None else {}
         self.sync = sync  # what s_barrier waits for (CU_MODE_SYNC or WGP_MODE_SYNC)
+        self._held: set[str] | None = None  # registers of ``pending``, reset by the methods that change it
 
     def copy(self) -> CounterState:
         return CounterState(dict(self.pending), dict(self.inflight), self.sync)
@@ -189,7 +190,9 @@ class CounterState:
         if not self.pending:
             return []
         reads, writes = reads_of(instr, self.sync), instr.defs
-        held = {key[0] for key in self.pending}
+        held = self._held
+        if held is None:
+            held = self._held = {key[0] for key in self.pending}
         if held.isdisjoint(reads) and held.isdisjoint(writes):
             return []
         index = instr.index if index is None else index
@@ -226,6 +229,7 @@ class CounterState:
         if self.pending:
             self.pending = {key: p for key, p in self.pending.items()
                             if not (key[1] in thresholds and p.k >= thresholds[key[1]])}
+            self._held = None
         for c, n in thresholds.items():
             if c in self.inflight and self.inflight[c] > n:
                 if n == 0:
@@ -234,6 +238,7 @@ class CounterState:
                     self.inflight[c] = n
 
     def issue(self, index: int, event: Event) -> None:
+        self._held = None
         c, cls = event.counter, event.cls
         if cls in IN_ORDER and self.pending:
             bumped = {}
@@ -278,6 +283,7 @@ class CounterState:
         """Join ``other`` into self (paths meeting). True if self changed."""
         changed = False
         mine = self.pending
+        self._held = None
         for key, p in other.pending.items():
             q = mine.get(key)
             if q is None or p.k < q.k or (p.k == q.k and p.origin < q.origin):
@@ -423,6 +429,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
     block_out: list[CounterState | None] = [None] * nb
     block_in: list[CounterState] = [CounterState(sync=sync) for _ in range(nb)]
     block_hazards: list[list[Hazard]] = [[] for _ in range(nb)]
+    block_before: list[dict[int, CounterState]] = [{} for _ in range(nb)]
     order = _reverse_postorder(cfg)
     position = {b: n for n, b in enumerate(order)}
     pending_blocks = set(order)
@@ -442,12 +449,17 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
                 st.merge(block_out[p])
         block_in[b] = st.copy()
         found: list[Hazard] = []
+        before = {blk.first: block_in[b].copy()}
         for i in blk.indices():
-            hz = st.step(instrs[i], i, resolve)
+            ins = instrs[i]
+            if ins.klass == "waitcnt":
+                before[i] = st.copy()  # what WAIT001 asks state_before for
+            hz = st.step(ins, i, resolve)
             if hz:
                 found.extend(_dedup_hazards(hz))
         # the last visit of a block starts from its final entry state: its hazards are the block's
         block_hazards[b] = found
+        block_before[b] = before
         if block_out[b] is None or block_out[b] != st:
             block_out[b] = st
             for s in blk.succs:
@@ -456,6 +468,10 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
                     heapq.heappush(heap, position[s])
     result = CounterAnalysis(program, block_in, resolve=resolve)
     result.hazards = [h for b in range(nb) for h in block_hazards[b]]
+    for b, before in enumerate(block_before):
+        if before:
+            result._before[b] = before
+            result._last[b] = max(before)
     return result
 
 
