@@ -54,9 +54,6 @@ __all__ = [
 ]
 
 BANKS = 4
-# Bank masks per LLVM component position: DST and SRC2 compare parity, SRC0/SRC1 the bank.
-_POSITIONS = ("DST", "SRC0", "SRC1", "SRC2")
-_MASK = {"DST": 1, "SRC0": 3, "SRC1": 3, "SRC2": 1}
 CONSTANT_BUS_LIMIT = 2
 
 # Scalar sources that do not use the constant bus.
@@ -457,7 +454,7 @@ def _violations(hx: Half, hy: Half, order: str | None):
     if hx.vopd is None or hy.vopd is None or opcode:
         return
 
-    # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks).
+    # DST parity, SRC0/SRC1 banks, SRC2 parity (LLVM's per-position masks: 1 for DST and SRC2, 3 for SRC0/SRC1).
     dx, dy = hx.dst, hy.dst
     if dx is not None and dy is not None and dx.kind == dy.kind == "vgpr":
         a, b = dx.reg, dy.reg
