@@ -99,9 +99,8 @@ def build_cfg(program) -> CFG:
         target = term.branch_target()
         if target is not None and target in program.labels and program.labels[target] < n:
             blk.succs.append(block_of[program.labels[target]])
-        if term.ends_program() or term.is_unconditional_branch():
-            pass
-        elif blk.id + 1 < len(blocks):
+        falls_through = not (term.ends_program() or term.is_unconditional_branch())
+        if falls_through and blk.id + 1 < len(blocks):
             blk.succs.append(blk.id + 1)
         blk.succs = list(dict.fromkeys(blk.succs))
     for blk in blocks:

@@ -38,12 +38,8 @@ def wait_thresholds(instr) -> dict[str, int] | None:
         return {c: v for c, v in out.items() if v < COUNTER_MAX.get(c, 1 << 30)}
     if name in _SPLIT_FORMS:
         counter = _SPLIT_FORMS[name]
-        ops = stmt.operands
-        imm = next((op for op in reversed(ops) if op.kind == "int"), None)
-        sreg = ops[0] if ops else None
-        if imm is None or (sreg is not None and sreg.kind not in ("special", "int") and sreg.text != "null"):
-            # an SGPR-valued wait is not statically known: treat as the immediate alone
-            pass
+        # An SGPR operand other than null is not statically known; the immediate alone is used.
+        imm = next((op for op in reversed(stmt.operands) if op.kind == "int"), None)
         return {counter: int(imm.value)} if imm is not None else None
     return None
 

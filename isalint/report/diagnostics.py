@@ -20,7 +20,6 @@ def render_text(diagnostics, sources: dict, color: bool) -> str:
             out.append(f"  {_DIM if color else ''}fix: {d.fix}{_RESET if color else ''}")
         src = sources.get(d.path)
         if src is not None and 1 <= d.line <= len(src.lines):
-            text = src.lines[d.line - 1].text.expandtabs(1) if "\t" in src.lines[d.line - 1].text else src.lines[d.line - 1].text
             raw = src.lines[d.line - 1].text
             # the caret goes under the character the column names, tabs shown as one blank
             text = raw.replace("\t", " ")
