@@ -68,7 +68,7 @@ SUMMARY = "Declared VGPR/SGPR/LDS counts or wave size do not match the code"
 FIXABLE = "--metadata"
 
 _COMMENT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
-                      r"NumSGPRsForWavesPerEU|VGPRBlocks|SGPRBlocks):\s*(\d+)")
+                      r"NumSGPRsForWavesPerEU|VGPRBlocks|SGPRBlocks):\s*(\d{1,18})(?!\d)")
 _YAML_KEY = re.compile(r"^(\s*)(?:-\s+)?(\.[\w.]+):\s*(.*?)\s*$")
 _INDIRECT = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
@@ -262,7 +262,7 @@ def metadata_fields(program) -> dict[str, dict[str, Field]]:
         key, value = m.group(2), m.group(3)
         if key == ".name":
             names[-1] = value.strip("'\"")
-        vm = re.fullmatch(r"(\d+)", value)
+        vm = re.fullmatch(r"(\d{1,18})", value)
         if vm:
             start = text.rindex(value)
             entries[-1][key] = Field(int(value), line, start, start + len(value))
@@ -286,7 +286,7 @@ def descriptor_field(kernel, key: str) -> Field | None:
     line = kernel.descriptor_lines.get(key)
     if line is None:
         return None
-    m = re.search(re.escape(key) + r"\s+(\d+)", line.text)
+    m = re.search(re.escape(key) + r"\s+(\d{1,18})(?!\d)", line.text)
     if not m:
         return None
     return Field(int(m.group(1)), line, m.start(1), m.end(1))

@@ -59,7 +59,7 @@ FIXABLE = None
 
 MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
 LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
-_CLANG = re.compile(r"clang version (\d+)")
+_CLANG = re.compile(r"clang version (\d{1,9})(?!\d)")
 
 
 @dataclass(frozen=True)

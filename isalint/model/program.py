@@ -23,7 +23,8 @@ clamp mul div op_sel op_sel_hi neg_lo neg_hi quad_perm row_shl row_shr row_ror r
 row_share row_xmask row_bcast wave_shl wave_shr wave_rol wave_ror row_mask bank_mask bound_ctrl fi dpp8
 byte_sel index_key wait_exp wait_vdst wait_va_vdst wait_vm_vsrc done compr vm row en
 """.split())
-_COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|NumSGPRsForWavesPerEU):\s*(\d+)")
+_COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
+                           r"NumSGPRsForWavesPerEU):\s*(\d{1,18})(?!\d)")
 
 
 @dataclass(slots=True)
@@ -237,26 +238,28 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
 
 
 def _load_yaml(text: str):
+    """The parsed document; raises ValueError when it is too deep or too large to read safely."""
+    from .metadata_shape import MAX_DOCUMENT_CHARS, too_deep
+
+    if len(text) > MAX_DOCUMENT_CHARS or too_deep(text):
+        raise ValueError("the metadata document is too large or too deeply nested")
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _parse_metadata(text: str) -> dict[str, dict]:
+    from .metadata_shape import kernel_entries, too_deep
+
+    if too_deep(text):
+        return {}
     doc = _read_compiler_yaml(text)
     if doc is None:
         try:
             doc = _load_yaml(text)
         except Exception:  # a broken metadata document is reported by META001, not here
             return {}
-    out: dict[str, dict] = {}
-    if not isinstance(doc, dict):
-        return out
-    for entry in doc.get("amdhsa.kernels", []) or []:
-        if isinstance(entry, dict):
-            name = entry.get(".name") or str(entry.get(".symbol", "")).removesuffix(".kd")
-            out[name] = entry
-    return out
+    return kernel_entries(doc)
 
 
 # The subset of YAML the compilers write for .amdgpu_metadata (LLVM's YAML writer): block
@@ -264,7 +267,7 @@ def _parse_metadata(text: str) -> dict[str, dict]:
 # plain words and ``[]``. Reading it by hand spares `isalint check` the PyYAML import; anything outside
 # the subset (flow style, other scalars, comments, tabs, anchors, ...) goes to PyYAML.
 _YAML_KEY = re.compile(r"([A-Za-z_.][A-Za-z0-9_.$-]*):(?: +(.*))?\Z")
-_YAML_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_YAML_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")  # longer: PyYAML reads it
 _YAML_WORD = re.compile(r"\.?[A-Za-z_][A-Za-z0-9_.$ *+/<>@()-]*\Z")
 # plain words PyYAML (YAML 1.1) reads as something other than a string
 _YAML_SPECIAL = frozenset("""

@@ -15,6 +15,10 @@ _FUNC = re.compile(r"([A-Za-z_]\w*)\((.*)\)\Z", re.S)
 _MODIFIER = re.compile(r"([A-Za-z_]\w*)(?::(.*))?\Z", re.S)
 
 
+# The register files a gfx11 instruction can name (RDNA3 ISA guide, 3.6 "SGPRs" and "VGPRs").
+REGISTER_LIMITS = {"v": 255, "s": 105, "ttmp": 15}
+
+
 class OperandError(ValueError):
     """A word that cannot be an operand; ``col_offset`` is relative to the word."""
 
@@ -50,12 +54,18 @@ def _classify_uncached(text: str, col: int) -> Operand:
     m = _REG_ONE.match(body)
     if m:
         file = m.group(1)
+        _check_register_index(body, file, m.group(2))
         return Operand(text, col, _file_kind(file), file, int(m.group(2)), 1,
                        neg=neg, abs=absolute, half=m.group(3))
     m = _REG_RANGE.match(body)
     if m:
-        file, lo = m.group(1), int(m.group(2))
-        hi = int(m.group(3)) if m.group(3) is not None else lo
+        file = m.group(1)
+        _check_register_index(body, file, m.group(2))
+        lo = int(m.group(2))
+        hi = lo
+        if m.group(3) is not None:
+            _check_register_index(body, file, m.group(3))
+            hi = int(m.group(3))
         if hi < lo:
             raise OperandError(f"register range {body} ends before it starts")
         return Operand(text, col, _file_kind(file), file, lo, hi - lo + 1,
@@ -67,6 +77,8 @@ def _classify_uncached(text: str, col: int) -> Operand:
     if lowered == "off":
         return Operand(text, col, "off")
     if _INT.match(body):
+        if len(body) > 200:  # wider than any immediate; Python's int() refuses long digit strings anyway
+            raise OperandError(f"number too long: '{text[:20]}...' ({len(text)} characters)")
         try:
             value = int(body, 0)
         except ValueError:  # a leading zero: C-style octal, as the LLVM assembler reads it
@@ -94,6 +106,12 @@ def classify_modifier(text: str, col: int) -> Modifier:
         raise OperandError(f"cannot read modifier '{text}'")
     value = m.group(2)
     return Modifier(text, col, m.group(1).lower(), value.strip() if value is not None else None)
+
+
+def _check_register_index(body: str, file: str, digits: str) -> None:
+    limit = REGISTER_LIMITS[file]
+    if len(digits) > 4 or int(digits) > limit:
+        raise OperandError(f"register index is out of range: {body} (gfx11 has {file}0-{file}{limit})")
 
 
 def _file_kind(file: str) -> str:

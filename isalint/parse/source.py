@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from .nodes import Line, Statement
@@ -45,23 +46,54 @@ class SourceFile:
         return [line for line in self.lines if line.kind == "instruction"]
 
 
-def read_file(path: str, max_bytes: int = 64 * 1024 * 1024) -> SourceFile:
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def read_file(path: str, max_bytes: int = MAX_INPUT_BYTES) -> SourceFile:
     """Read and parse ``path``; raise InputError for what is not assembly text."""
+    return parse_bytes(read_limited(path, max_bytes), path)
+
+
+def read_limited(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them, else InputError.
+
+    FIFOs, devices and sockets are refused before anything is read: a FIFO would block and
+    ``/dev/zero`` never ends (their size is 0, so no size check could catch them).
+    """
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise InputError(path, 1, f"file is {size} bytes, more than the {max_bytes}-byte limit")
-        with open(path, "rb") as fh:
-            data = fh.read()
+        # O_NONBLOCK: opening a FIFO without a writer must not wait for one
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except IsADirectoryError:
         raise InputError(path, 1, "is a directory") from None
     except FileNotFoundError:
         raise InputError(path, 1, "no such file") from None
     except PermissionError:
         raise InputError(path, 1, "permission denied") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(path, 1, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(path, 1, "is a directory")
+        if not stat.S_ISREG(mode):
+            raise InputError(path, 1, f"not a regular file ({_file_kind(mode)})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    return parse_bytes(data, path)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise InputError(path, 1, f"file is more than the {max_bytes}-byte limit")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
