@@ -75,7 +75,9 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     def matches(code: str, patterns: list[str]) -> bool:
         return any(code == p or (p and code.startswith(p)) or p == "ALL" for p in patterns)
 
-    chosen = [c for c in available if select is None or matches(c, select)]
+    from .rules import ALWAYS_ON
+
+    chosen = [c for c in available if select is None or matches(c, select) or c in ALWAYS_ON]
     return [c for c in chosen if not matches(c, ignore)]
 
 

@@ -43,15 +43,13 @@ class CFG:
     blocks: list[Block]
     block_of: list[int]  # instruction index -> block id
     loops: list[Loop]
+    innermost: list[Loop | None] = field(default_factory=list)  # block id -> its innermost loop
 
     def loop_of(self, index: int) -> Loop | None:
         """The innermost loop containing instruction ``index``."""
-        best = None
-        b = self.block_of[index] if index < len(self.block_of) else -1
-        for loop in self.loops:
-            if b in loop.blocks and (best is None or loop.depth > best.depth):
-                best = loop
-        return best
+        if not 0 <= index < len(self.block_of):
+            return None
+        return self.innermost[self.block_of[index]]
 
     def hottest_loop(self) -> Loop | None:
         """The deepest innermost loop; ties go to the one with more instructions."""
@@ -106,63 +104,201 @@ def build_cfg(program) -> CFG:
     for blk in blocks:
         for s in blk.succs:
             blocks[s].preds.append(blk.id)
-    loops = _natural_loops(blocks)
-    return CFG(blocks, block_of, loops)
+    loops, innermost, dropped = _natural_loops(blocks)
+    if dropped:
+        _record_dropped_loops(program, blocks, innermost, dropped)
+    return CFG(blocks, block_of, loops, innermost)
 
 
-def _dominators(blocks: list[Block]) -> list[set[int]]:
+def _immediate_dominators(blocks: list[Block]) -> list[int]:
+    """Immediate dominator of each block, and of the virtual root ``len(blocks)`` (itself).
+
+    Block 0 and blocks without predecessors are entries, children of the virtual root; a block
+    no entry reaches becomes an entry too. Lengauer and Tarjan's algorithm with path compression:
+    O(edges log blocks) time, O(blocks + edges) memory, no recursion.
+    """
+    n = len(blocks)
+    root = n
+    entries = [b for b in range(n) if b == 0 or not blocks[b].preds]
+    is_entry = bytearray(n + 1)
+    number = [-1] * (n + 1)  # depth-first preorder number
+    vertex: list[int] = []
+    parent = [-1] * (n + 1)
+
+    def walk(start: int) -> None:
+        number[start] = len(vertex)
+        vertex.append(start)
+        parent[start] = root
+        stack = [iter(blocks[start].succs)]
+        nodes = [start]
+        while stack:
+            for s in stack[-1]:
+                if number[s] < 0:
+                    number[s] = len(vertex)
+                    vertex.append(s)
+                    parent[s] = nodes[-1]
+                    stack.append(iter(blocks[s].succs))
+                    nodes.append(s)
+                    break
+            else:
+                stack.pop()
+                nodes.pop()
+
+    number[root] = 0
+    vertex.append(root)
+    for e in entries:
+        if number[e] < 0:
+            is_entry[e] = 1
+            walk(e)
+    for b in range(n):
+        if number[b] < 0:
+            is_entry[b] = 1
+            walk(b)
+    semi = list(range(n + 1))
+    for v in range(n + 1):
+        semi[v] = number[v]
+    label = list(range(n + 1))
+    ancestor = [-1] * (n + 1)
+    idom = [-1] * (n + 1)
+    bucket: list[list[int]] = [[] for _ in range(n + 1)]
+
+    def evaluate(v: int) -> int:
+        if ancestor[v] < 0:
+            return v
+        path = []
+        u = v
+        while ancestor[ancestor[u]] >= 0:
+            path.append(u)
+            u = ancestor[u]
+        for u in reversed(path):
+            a = ancestor[u]
+            if semi[label[a]] < semi[label[u]]:
+                label[u] = label[a]
+            ancestor[u] = ancestor[a]
+        return label[v]
+
+    for i in range(len(vertex) - 1, 0, -1):
+        w = vertex[i]
+        preds = blocks[w].preds
+        for v in (preds + [root]) if is_entry[w] else preds:
+            u = evaluate(v)
+            if semi[u] < semi[w]:
+                semi[w] = semi[u]
+        bucket[vertex[semi[w]]].append(w)
+        p = parent[w]
+        ancestor[w] = p
+        for v in bucket[p]:
+            u = evaluate(v)
+            idom[v] = u if semi[u] < semi[v] else p
+        bucket[p] = []
+    for i in range(1, len(vertex)):
+        w = vertex[i]
+        if idom[w] != vertex[semi[w]]:
+            idom[w] = idom[idom[w]]
+    idom[root] = root
+    return idom
+
+
+def _dominator_intervals(idom: list[int]) -> tuple[list[int], list[int]]:
+    """(enter, leave) times of each node in a walk of the dominator tree: a dominates b iff
+    enter[a] <= enter[b] and leave[b] <= leave[a]."""
+    n = len(idom)
+    root = n - 1
+    children: list[list[int]] = [[] for _ in range(n)]
+    for b in range(n - 1):
+        children[idom[b]].append(b)
+    enter, leave = [0] * n, [0] * n
+    clock = 0
+    stack = [(root, False)]
+    while stack:
+        b, done = stack.pop()
+        if done:
+            leave[b] = clock
+            clock += 1
+            continue
+        enter[b] = clock
+        clock += 1
+        stack.append((b, True))
+        stack.extend((c, False) for c in reversed(children[b]))
+    return enter, leave
+
+
+def _natural_loops(blocks: list[Block]) -> tuple[list[Loop], list[Loop | None], list[tuple[int, list[int]]]]:
+    """(loops, innermost loop of each block, [(header, latches)] of the loops left out).
+
+    A header's loop is the union of the natural loops of its back edges. Innermost loops are
+    found first; once the loop bodies reach LOOP_MEMBERSHIPS memberships in all, the remaining
+    (enclosing) loops are left out.
+    """
+    from .limits import LOOP_MEMBERSHIPS
+
     n = len(blocks)
     if n == 0:
-        return []
-    entries = {b.id for b in blocks if not b.preds} | {0}
-    everything = set(range(n))
-    dom = [({b} if b in entries else set(everything)) for b in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for b in range(n):
-            if b in entries:
-                continue
-            preds = blocks[b].preds
-            new = set.intersection(*(dom[p] for p in preds)) if preds else set()
-            new = new | {b}
-            if new != dom[b]:
-                dom[b] = new
-                changed = True
-    return dom
-
-
-def _natural_loops(blocks: list[Block]) -> list[Loop]:
-    dom = _dominators(blocks)
-    by_header: dict[int, Loop] = {}
+        return [], [], []
+    idom = _immediate_dominators(blocks)
+    enter, leave = _dominator_intervals(idom)
+    latches: dict[int, list[int]] = {}
     for blk in blocks:
+        b = blk.id
         for s in blk.succs:
-            if s in dom[blk.id]:  # back edge blk -> s
-                body = {s, blk.id}
-                stack = [blk.id]
-                while stack:
-                    x = stack.pop()
-                    if x == s:
-                        continue
-                    for p in blocks[x].preds:
-                        if p not in body:
-                            body.add(p)
-                            stack.append(p)
-                if s in by_header:
-                    by_header[s].blocks |= body
-                    by_header[s].latch = max(by_header[s].latch, blk.id)
-                else:
-                    by_header[s] = Loop(s, blk.id, body, label=blocks[s].label)
+            if enter[s] <= enter[b] and leave[b] <= leave[s]:  # s dominates b: a back edge
+                latches.setdefault(s, []).append(b)
+    # a header nested in another comes after it in the dominator-tree walk: innermost first
+    headers = sorted(latches, key=lambda h: enter[h], reverse=True)
+    budget = LOOP_MEMBERSHIPS
+    by_header: dict[int, Loop] = {}
+    dropped: list[tuple[int, list[int]]] = []
+    for h in headers:
+        body = _loop_body(blocks, h, latches[h], budget) if budget > 0 else None
+        if body is None:
+            dropped.append((h, latches[h]))
+            budget = 0
+            continue
+        budget -= len(body)
+        by_header[h] = Loop(h, max(latches[h]), body, label=blocks[h].label)
     loops = sorted(by_header.values(), key=lambda lp: len(lp.blocks), reverse=True)
-    for i, loop in enumerate(loops):
-        for outer in reversed(loops[:i]):
-            if loop.blocks <= outer.blocks and loop is not outer:
-                loop.parent = outer
-                outer.children.append(loop)
-                break
-    for loop in loops:
-        d, p = 1, loop.parent
-        while p is not None:
-            d, p = d + 1, p.parent
-        loop.depth = d
-    return sorted(loops, key=lambda lp: blocks[lp.header].first)
+    innermost: list[Loop | None] = [None] * n
+    for loop in loops:  # outer loops first: a loop's parent is the innermost loop around its header
+        parent = innermost[loop.header]
+        if parent is not None:
+            loop.parent = parent
+            parent.children.append(loop)
+            loop.depth = parent.depth + 1
+        for b in loop.blocks:
+            innermost[b] = loop
+    return sorted(loops, key=lambda lp: blocks[lp.header].first), innermost, dropped
+
+
+def _loop_body(blocks: list[Block], header: int, latches: list[int], budget: int) -> set[int] | None:
+    """The blocks of the natural loop of ``header``, or None when they number more than ``budget``."""
+    body = {header}
+    stack = []
+    for b in latches:
+        if b not in body:
+            body.add(b)
+            stack.append(b)
+    while stack:
+        x = stack.pop()
+        for p in blocks[x].preds:
+            if p not in body:
+                body.add(p)
+                stack.append(p)
+        if len(body) > budget:
+            return None
+    return body
+
+
+def _record_dropped_loops(program, blocks: list[Block], innermost: list[Loop | None],
+                          dropped: list[tuple[int, list[int]]]) -> None:
+    """A LIMIT001 record for the loops left out: they span from their first header to their last
+    latch; the instructions there outside every loop kept are the ones not checked as loop code."""
+    from .limits import LimitReached, record
+
+    first_block = min(dropped, key=lambda d: blocks[d[0]].first)[0]
+    last_block = max(b for _, ls in dropped for b in ls)
+    skipped = sum(len(blocks[b].indices()) for b in range(first_block, last_block + 1) if innermost[b] is None)
+    instrs = program.instrs
+    first = blocks[first_block].first
+    line = instrs[first].lineno if first < len(instrs) else 1
+    record(program, LimitReached("the loop analysis", f"{len(dropped)} enclosing loop(s) from line {line}", line,
+                                 skipped, "those loops are checked as straight-line code"))

@@ -432,16 +432,20 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
     block_before: list[dict[int, CounterState]] = [{} for _ in range(nb)]
     order = _reverse_postorder(cfg)
     position = {b: n for n, b in enumerate(order)}
-    pending_blocks = set(order)
     import heapq
 
-    heap = [position[b] for b in order]
+    # Visits go in rounds, each in reverse postorder; a block reached over a retreating (back)
+    # edge waits for the next round. Revisiting a loop header as soon as one of its latches
+    # changed would merge all its predecessors once per latch: quadratic with many back edges.
+    queued = {b: 0 for b in order}  # block -> the round it is queued for
+    heap = [(0, position[b]) for b in order]
     heapq.heapify(heap)
     while heap:
-        b = order[heapq.heappop(heap)]
-        if b not in pending_blocks:
+        rnd, pos = heapq.heappop(heap)
+        b = order[pos]
+        if queued.get(b) != rnd:
             continue
-        pending_blocks.discard(b)
+        del queued[b]
         blk = blocks[b]
         st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync))
         for p in blk.preds:
@@ -463,9 +467,10 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
         if block_out[b] is None or block_out[b] != st:
             block_out[b] = st
             for s in blk.succs:
-                if s not in pending_blocks:
-                    pending_blocks.add(s)
-                    heapq.heappush(heap, position[s])
+                when = rnd + 1 if position[s] <= pos else rnd
+                if queued.get(s, when + 1) > when:
+                    queued[s] = when
+                    heapq.heappush(heap, (when, position[s]))
     result = CounterAnalysis(program, block_in, resolve=resolve)
     result.hazards = [h for b in range(nb) for h in block_hazards[b]]
     for b, before in enumerate(block_before):

@@ -131,6 +131,7 @@ class Program:
     metadata_text: str | None = None
     _cfg: object = None
     _metadata: dict | None = None
+    limits: list = field(default_factory=list)  # model.limits.LimitReached: analyses that gave up
 
     @property
     def path(self) -> str:
