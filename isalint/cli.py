@@ -4,7 +4,7 @@ Subcommands live in ``isalint.commands.<name>`` and are imported only when
 invoked, so ``isalint check`` does not pay for numpy, networkx or rich; a
 plain ``isalint check`` command line does not even import click (see
 :mod:`isalint.commands.check`). Exit codes: 0 clean, 1 findings (or a
-difference), 2 usage or input error.
+difference), 2 usage or input error (or a failure isalint did not foresee), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -70,7 +70,18 @@ def __getattr__(name: str):
 
 
 def main(argv=None):
+    """The ``isalint`` command: exit 0 clean, 1 findings, 2 usage or input error, 130 interrupted.
+
+    Nothing escapes as a traceback: an unforeseen exception is one line naming the file
+    (:mod:`isalint.failure`) and exit code 2.
+    """
     args = sys.argv[1:] if argv is None else list(argv)
+    sys.exit(_run(args))
+
+
+def _run(args: list[str]) -> int:
+    from . import failure
+
     try:
         if args[:1] == ["check"]:
             from .commands import check
@@ -78,7 +89,68 @@ def main(argv=None):
             opts = check.parse_args(args[1:])
             if opts is not None:
                 return check.run(**opts, hard_exit=True)
-        return _build_group().main(args=args, prog_name="isalint", standalone_mode=True)
+        return _run_click(args)
     except KeyboardInterrupt:
-        sys.stderr.write("isalint: interrupted\n")
-        sys.exit(2)
+        _say("isalint: interrupted")
+        return failure.EXIT_INTERRUPTED
+    except SystemExit as exc:
+        return _exit_code(exc.code)
+    except BrokenPipeError:  # `isalint ... | head`
+        _silence_stdout()
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, reported in one line
+        failure.print_traceback_if_asked(exc)
+        _say("isalint: " + failure.describe(exc, failure.current_file() or _named_file(args)))
+        return failure.EXIT_ERROR
+
+
+def _run_click(args: list[str]) -> int:
+    import click
+
+    try:
+        result = _build_group().main(args=args, prog_name="isalint", standalone_mode=False)
+    except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
+        _say("isalint: interrupted")
+        from .failure import EXIT_INTERRUPTED
+
+        return EXIT_INTERRUPTED
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    return result if isinstance(result, int) else 0
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    _say(str(code))
+    return 1
+
+
+def _named_file(args: list[str]) -> str | None:
+    """The first argument naming an existing file: the file a failure is most likely about."""
+    import os
+
+    for a in args[1:]:
+        if not a.startswith("-") and os.path.isfile(a):
+            return a
+    return None
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter's final flush must not fail
+    except OSError:
+        pass

@@ -90,6 +90,7 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
     (the caller is about to end the process)."""
     import gc
 
+    from .. import failure
     from .. import rules as registry
     from ..analysis import Analysis
     from ..checker import check_analysis, expand_paths, find_config, selected_codes
@@ -128,11 +129,17 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
                 codes = selected_codes(available, config.select, cli_ignore + config.ignore)
             try:
                 analysis = Analysis.from_path(path, {"target": target or config.target})
+                found = check_analysis(analysis, codes)
             except InputError as exc:
                 errors.append(str(exc))
                 continue
+            except Exception as exc:  # noqa: BLE001 - a bug: say so for this file, check the others
+                failure.print_traceback_if_asked(exc)
+                errors.append(failure.describe(exc, path))
+                analysis = None
+                continue
             sources[path] = analysis.program.source
-            diagnostics.extend(check_analysis(analysis, codes))
+            diagnostics.extend(found)
         if keep is not None:
             keep.append(analysis)
     finally:

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from .common import load_analysis, select_loop
+from .common import fail, load_analysis, select_loop
 
 
 def _dot(graph, program) -> str:
@@ -32,6 +32,8 @@ def command(path, loop_label, hot, fmt):
     analysis = load_analysis(path)
     if loop_label or hot:
         loop = select_loop(analysis, loop_label)
+        if loop is None:
+            fail(f"{analysis.program.path}: --hot: the file has no loop (without --hot: the whole kernel's graph)")
         graph = analysis.depgraph(analysis.loop_indices(loop), loop=True)
     else:
         graph = analysis.depgraph()
