@@ -3,60 +3,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
+from .config import Config, ConfigError, find_config  # noqa: F401  (the checker's configuration)
 from .diagnostics import Diagnostic
 
 _SUPPRESS = re.compile(r"isalint:\s*(disable|disable-next-line)\s*=\s*([A-Za-z0-9_, ]+)")
+# a directive as a reader would take it, to tell what the suppression parser above does not follow
+_DIRECTIVE = re.compile(r"isalint:\s*(disable-next-line|disable)(?![\w-])(\s*=)?")
 ASM_SUFFIXES = (".s", ".asm")
-
-
-@dataclass
-class Config:
-    select: list[str] | None = None
-    ignore: list[str] = field(default_factory=list)
-    target: str = "gfx1100"
-    origin: str | None = None  # the pyproject.toml it came from
-
-
-def find_config(start: str) -> Config:
-    """``[tool.isalint]`` of the nearest pyproject.toml at or above ``start``."""
-    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        section = _isalint_section(candidate)
-        if section is not None:
-            return Config(
-                select=[c.upper() for c in section["select"]] if "select" in section else None,
-                ignore=[c.upper() for c in section.get("ignore", [])],
-                target=section.get("target", "gfx1100"),
-                origin=candidate,
-            )
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return Config()
-        directory = parent
-
-
-def _isalint_section(path: str) -> dict | None:
-    """The ``[tool.isalint]`` table of the pyproject.toml at ``path``, None if there is none."""
-    if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    # the table's name holds "isalint": other projects' files need no TOML parser
-    if b"isalint" not in raw:
-        return None
-    import tomllib
-
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    return data.get("tool", {}).get("isalint")
 
 
 def expand_paths(paths: list[str]) -> list[str]:
@@ -91,6 +45,32 @@ def suppressed_codes(source) -> dict[int, set[str]]:
             codes = {c.strip().upper() for c in m.group(2).split(",") if c.strip()}
             target = line.number + 1 if m.group(1) == "disable-next-line" else line.number
             out.setdefault(target, set()).update(codes)
+    return out
+
+
+def suppression_problems(source, available: list[str]) -> list[str]:
+    """``path:line: ...`` for each inline directive that suppresses nothing it seems to: a bare
+    ``isalint: disable`` without codes, or a code no rule has (suppressions name whole codes)."""
+    known = set(available) | {"ALL"}
+    out: list[str] = []
+    for line in source.lines:
+        if not line.comment or "isalint" not in line.comment:
+            continue
+        for m in _DIRECTIVE.finditer(line.comment):
+            directive = m.group(1)
+            where = f"{source.path}:{line.number}"
+            if m.group(2) is None:
+                out.append(f"{where}: 'isalint: {directive}' names no rule: write 'isalint: {directive}=CODE[,CODE]' "
+                           "(or =ALL); nothing suppressed")
+                continue
+            codes = _SUPPRESS.match(line.comment, m.start())
+            listed = [c.strip() for c in codes.group(2).split(",") if c.strip()] if codes else []
+            if not listed:
+                out.append(f"{where}: 'isalint: {directive}=' names no rule code; nothing suppressed")
+            bad = [c for c in listed if c.upper() not in known]
+            if bad:
+                out.append(f"{where}: unknown rule code(s) in 'isalint: {directive}': {', '.join(bad)} "
+                           "(suppressions name whole codes, like WAIT001); not suppressed")
     return out
 
 

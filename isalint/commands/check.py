@@ -93,7 +93,8 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
     from .. import failure
     from .. import rules as registry
     from ..analysis import Analysis
-    from ..checker import check_analysis, expand_paths, find_config, selected_codes
+    from ..checker import check_analysis, expand_paths, find_config, selected_codes, suppression_problems
+    from ..config import unknown_codes
     from ..parse.source import InputError
     from ..report import diagnostics as out
 
@@ -103,11 +104,11 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
         return 2
     available = registry.available()
     cli_select, cli_ignore = _codes(select), _codes(ignore) or []
-    unknown = [c for c in (cli_select or []) + cli_ignore if not any(a.startswith(c) for a in available) and c != "ALL"]
+    unknown = unknown_codes((cli_select or []) + cli_ignore, available)
     if unknown:
         _echo(f"isalint: unknown rule code(s): {', '.join(unknown)}", err=True)
         return 2
-    diagnostics, sources, errors = [], {}, []
+    diagnostics, sources, errors, warnings = [], {}, [], []
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
     # collecting while it is in use: the cyclic collector would only rescan them, over and over.
     gc_was_enabled = gc.isenabled()
@@ -121,7 +122,13 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
                 gc.collect()  # the previous file's model; what survives (its source) is not rescanned
                 gc.freeze()
                 froze = True
-            config = find_config(path)
+            try:
+                config = find_config(path)
+            except InputError as exc:  # the configuration's own error, once for all its files
+                if str(exc) not in errors:
+                    errors.append(str(exc))
+                continue
+            warnings.extend(w for w in config.warnings if w not in warnings)
             # an explicit --select on the command line replaces the file's select and ignore lists
             if cli_select is not None:
                 codes = selected_codes(available, cli_select, cli_ignore)
@@ -130,6 +137,7 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
             try:
                 analysis = Analysis.from_path(path, {"target": target or config.target})
                 found = check_analysis(analysis, codes)
+                warnings.extend(suppression_problems(analysis.program.source, available))
             except InputError as exc:
                 errors.append(str(exc))
                 continue
@@ -148,6 +156,8 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
                 gc.unfreeze()
             if gc_was_enabled:
                 gc.enable()
+    for w in warnings:
+        _echo(f"isalint: warning: {w}", err=True)
     for e in errors:
         _echo(f"isalint: {e}", err=True)
     if fmt == "json":

@@ -11,8 +11,10 @@ def load_analysis(path: str, target: str | None = None):
     from ..checker import find_config
     from ..parse.source import InputError
 
-    config = find_config(path)
     try:
+        config = find_config(path)
+        for w in config.warnings:
+            click.echo(f"isalint: warning: {w}", err=True)
         return Analysis.from_path(path, {"target": target or config.target})
     except InputError as exc:
         fail(str(exc))

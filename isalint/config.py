@@ -1,0 +1,135 @@
+"""``[tool.isalint]`` in pyproject.toml: found, read and checked.
+
+A configuration isalint cannot follow is an input error (exit 2) naming the file and line: a
+malformed pyproject.toml that mentions isalint, a key of the wrong type, an unknown rule code.
+Unknown keys are warnings, so that a newer configuration still runs on an older isalint.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .parse.source import InputError, read_limited
+
+KNOWN_KEYS = ("select", "ignore", "target")
+_MAX_BYTES = 4 * 1024 * 1024
+
+
+class ConfigError(InputError):
+    """A configuration isalint cannot follow; reported as one line, exit code 2."""
+
+
+@dataclass
+class Config:
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    target: str = "gfx1100"
+    origin: str | None = None  # the pyproject.toml it came from
+    warnings: list[str] = field(default_factory=list)
+
+
+def find_config(start: str) -> Config:
+    """``[tool.isalint]`` of the nearest pyproject.toml at or above ``start`` (ConfigError if invalid)."""
+    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        found = _isalint_section(candidate)
+        if found is not None:
+            return _config(*found, candidate)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return Config()
+        directory = parent
+
+
+def unknown_codes(codes: list[str], available: list[str]) -> list[str]:
+    """The codes that are neither a rule code, a prefix of one, nor ALL."""
+    return [c for c in codes if c != "ALL" and not any(a.startswith(c) for a in available)]
+
+
+def _isalint_section(path: str) -> tuple[dict, str] | None:
+    """(the ``[tool.isalint]`` table, the file's text) of the pyproject.toml at ``path``, or None."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        raw = read_limited(path, _MAX_BYTES)
+    except InputError:
+        return None
+    # the table's name holds "isalint": other projects' files need no TOML parser
+    if b"isalint" not in raw:
+        return None
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise ConfigError(path, 1, "reading [tool.isalint] needs Python 3.11 or the tomli package") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, raw.count(b"\n", 0, exc.start) + 1, "not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_in_message(str(exc), text)
+        raise ConfigError(path, line, f"invalid TOML: {str(exc).split(' (at ')[0]}") from None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "isalint" not in tool:
+        return None
+    section = tool["isalint"]
+    if not isinstance(section, dict):
+        raise ConfigError(path, _line_of(text, "isalint"), "[tool.isalint] must be a table of settings")
+    return section, text
+
+
+def _config(section: dict, text: str, origin: str) -> Config:
+    from . import rules as registry
+
+    available = registry.available()
+
+    def codes(key: str) -> list[str]:
+        value = section[key]
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            raise ConfigError(origin, _line_of(text, key),
+                              f'[tool.isalint] {key} must be a list of rule codes, like ["DUAL001", "WAIT"]')
+        upper = [c.strip().upper() for c in value]
+        unknown = unknown_codes(upper, available)
+        if unknown:
+            raise ConfigError(origin, _line_of(text, key),
+                              f"unknown rule code(s) in [tool.isalint] {key}: {', '.join(unknown)}")
+        return upper
+
+    config = Config(origin=origin)
+    if "select" in section:
+        config.select = codes("select")
+    if "ignore" in section:
+        config.ignore = codes("ignore")
+    if "target" in section:
+        target = section["target"]
+        if not isinstance(target, str) or not re.fullmatch(r"gfx\w+", target):
+            raise ConfigError(origin, _line_of(text, "target"), '[tool.isalint] target must be a name like "gfx1100"')
+        config.target = target
+    for key in section:
+        if key not in KNOWN_KEYS:
+            config.warnings.append(f"{origin}:{_line_of(text, key)}: unknown key '{key}' in [tool.isalint] "
+                                   f"(known: {', '.join(KNOWN_KEYS)}); ignored")
+    return config
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``key = ...`` in the TOML text (1 when it cannot be told)."""
+    m = re.search(rf"^[ \t]*(?:tool\.isalint\.)?[\"']?{re.escape(key)}[\"']?[ \t]*[=\]]", text, re.M)
+    if m is None:
+        m = re.search(rf"^.*\b{re.escape(key)}\b", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def _line_in_message(message: str, text: str) -> int:
+    m = re.search(r"line (\d{1,9})", message)
+    if m:
+        return int(m.group(1))
+    if "end of document" in message:
+        return max(1, len(text.splitlines()))
+    return 1
