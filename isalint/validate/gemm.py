@@ -8,8 +8,6 @@ sits beside fixture kernels, or the kernel5 convention: 128 threads per workgrou
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,13 +37,28 @@ class Geometry:
     abi: str = "gemm"  # "gemm" or "transpose"
 
 
-def _eval_dim(expr: str, n: int) -> int:
-    expr = expr.strip()
-    if not re.fullmatch(r"[0-9N+\-*/() ceil]+", expr):
-        raise GemmError(f"cannot evaluate grid expression {expr!r}")
-    expr = expr.replace("/", "//") if "ceil" not in expr else expr
-    value = eval(expr, {"__builtins__": {}}, {"N": n, "ceil": math.ceil})  # noqa: S307 (checked above)
-    return int(value)
+MAX_N = (1 << 31) - 1  # N is a 32-bit int argument
+MAX_GRID = (1 << 31) - 1
+
+
+def _eval_dim(expr: str, n: int, where: str) -> int:
+    from .launch_expr import ExprError, evaluate
+
+    try:
+        value = evaluate(expr, n)
+    except ExprError as exc:
+        raise GemmError(f"{where}: grid expression {expr.strip()!r}: {exc}") from None
+    if not 1 <= value <= MAX_GRID:
+        raise GemmError(f"{where}: grid expression {expr.strip()!r} is {value} for N={n}; a grid dimension is "
+                        f"1 to {MAX_GRID}")
+    return value
+
+
+def _entry_int(entry: dict, key: str, default: int, lowest: int, where: str) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+        raise GemmError(f"{where}: {key} must be an integer of at least {lowest}, not {value!r}")
+    return value
 
 
 def fixture_entry(path: str | Path) -> dict | None:
@@ -55,27 +68,41 @@ def fixture_entry(path: str | Path) -> dict | None:
     if not meta.is_file():
         return None
     try:
-        data = json.loads(meta.read_text())
-    except (OSError, ValueError):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
-    return (data.get("kernels") or {}).get(p.name)
+    kernels = data.get("kernels") if isinstance(data, dict) else None
+    entry = kernels.get(p.name) if isinstance(kernels, dict) else None
+    return entry if isinstance(entry, dict) else None
 
 
 def geometry(path: str | Path, n: int, grid=None, block=None) -> Geometry:
     """Launch geometry for size ``n``; raises :class:`GemmError` when ``n`` does not fit."""
     if n < 1:
         raise GemmError(f"--gemm {n}: N must be positive")
+    if n > MAX_N:
+        raise GemmError(f"--gemm {n}: N is passed as a 32-bit int: at most {MAX_N}")
     entry = fixture_entry(path)
     abi = "gemm"
     if grid is None and block is None and entry is not None:
-        mult = int(entry.get("n_multiple", 1))
-        lo = int(entry.get("min_n", 1))
-        hi = int(entry.get("max_n", 1 << 30))
+        where = f"kernels.json, {Path(path).name}"
+        mult = _entry_int(entry, "n_multiple", 1, 1, where)
+        lo = _entry_int(entry, "min_n", 1, 1, where)
+        hi = _entry_int(entry, "max_n", 1 << 30, 1, where)
         if n % mult or n < lo or n > hi:
             raise GemmError(f"{Path(path).name} needs N a multiple of {mult} in [{lo}, {hi}] (kernels.json)")
-        gx, gy = (_eval_dim(e, n) for e in str(entry["grid"]).split(","))
-        b = tuple(int(x) for x in entry["block"])
-        return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", entry.get("abi", "gemm"))
+        dims = str(entry.get("grid", "")).split(",")
+        if len(dims) != 2:
+            raise GemmError(f"{where}: grid must be two expressions 'X,Y', not {entry.get('grid')!r}")
+        gx, gy = (_eval_dim(e, n, where) for e in dims)
+        b = entry.get("block")
+        if not (isinstance(b, list) and len(b) == 3 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                            and 1 <= x <= 1024 for x in b)):
+            raise GemmError(f"{where}: block must be [X, Y, Z], each 1 to 1024, not {b!r}")
+        abi = entry.get("abi", "gemm")
+        if abi not in ("gemm", "transpose"):
+            raise GemmError(f"{where}: abi must be 'gemm' or 'transpose', not {abi!r}")
+        return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", abi)
     if block is None:
         block = (128, 1, 1)
     if grid is None:
@@ -131,6 +158,13 @@ class GemmProblem:
 
 
 def problem(n: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0, abi: str = "gemm") -> GemmProblem:
+    from .memory_budget import TooLarge, gemm_bytes, require
+
+    try:
+        require(gemm_bytes(n), f"--gemm {n} (three {n} x {n} fp32 matrices, their copies in the emulator and "
+                               "the float64 reference)")
+    except TooLarge as exc:
+        raise GemmError(str(exc)) from None
     rng = np.random.default_rng(seed)
     mk = lambda: rng.uniform(-1.0, 1.0, size=(n, n)).astype(np.float32)  # noqa: E731
     return GemmProblem(n, alpha, beta, mk(), mk(), mk(), abi)

@@ -45,7 +45,8 @@ def parse_latency(text: str | None):
     return (lo, hi)
 
 
-_BUF = re.compile(r"(f32|u32|i32|bytes|zeros):(\d+)\Z")
+_BUF = re.compile(r"(f32|u32|i32|bytes|zeros):(\d{1,18})\Z")
+_ITEM_BYTES = {"f32": 4, "u32": 4, "i32": 4, "bytes": 1, "zeros": 1}
 
 
 def parse_args(items, seed: int) -> tuple[dict, dict]:
@@ -54,9 +55,18 @@ def parse_args(items, seed: int) -> tuple[dict, dict]:
     VALUE is an integer, a float, or a buffer: ``f32:COUNT`` (random fp32 in [-1, 1)),
     ``u32:COUNT``/``i32:COUNT`` (random words), ``bytes:COUNT`` (random bytes), ``zeros:COUNT`` (bytes).
     """
+    from .memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, TooLarge, require
+
     rng = np.random.default_rng(seed + 7)
     values: dict = {}
     buffers: dict = {}
+    wanted = [_BUF.match(i.split("=", 1)[1].strip()) for i in items or () if "=" in i]
+    total = sum(int(m.group(2)) * _ITEM_BYTES[m.group(1)] for m in wanted if m)
+    try:
+        require(total * (1 + EMULATOR_BYTES_PER_BUFFER_BYTE),
+                f"--arg buffers of {total} bytes (with their copies in the emulator)")
+    except TooLarge as exc:
+        raise UsageError(str(exc)) from None
     for item in items or ():
         if "=" not in item:
             raise UsageError(f"--arg {item!r}: expected NAME=VALUE")

@@ -184,7 +184,12 @@ class Kernel:
         if not d.get(".amdhsa_wavefront_size32", 1):
             raise LaunchError("wave64 kernels are not emulated (only wave32)", self.path)
         self.nvgpr = d.get(".amdhsa_next_free_vgpr") or self._max_vgpr()
+        if not 0 <= self.nvgpr <= 256:
+            raise LaunchError(f".amdhsa_next_free_vgpr {self.nvgpr}: a gfx11 wave has 256 VGPRs", self.path)
         self.lds_size = d.get(".amdhsa_group_segment_fixed_size", 0)
+        if not 0 <= self.lds_size <= 65536:
+            raise LaunchError(f".amdhsa_group_segment_fixed_size {self.lds_size}: a workgroup has at most 64 KiB "
+                              "of LDS", self.path)
         self.private_size = d.get(".amdhsa_private_segment_fixed_size", 0)
         mode = d.get(".amdhsa_float_denorm_mode_32", 3)
         if mode not in (0, 3):
@@ -378,8 +383,9 @@ class Kernel:
             raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
                               self.path)
         waves_per_wg = (threads + 31) // 32
-        wgs = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         per_batch = max(1, max_waves // waves_per_wg)
+        self._check_memory(launch, gx * gy * gz, waves_per_wg, per_batch)
+        wgs = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         rng = np.random.default_rng(seed ^ 0x5EED)
         steps = 0
         mem.track_writers()
@@ -402,6 +408,19 @@ class Kernel:
                 writers[b.name] = mem.writer[b.offset // 4:(b.offset + b.size + 3) // 4].copy()
         return RunResult(out, steps, times, summarize_notes(machine.notes), writers,
                          WaveMap(wgs, waves_per_wg, launch.block))
+
+    def _check_memory(self, launch: Launch, n_wg: int, waves_per_wg: int, per_batch: int) -> None:
+        """LaunchError when the launch's scratch, LDS, registers and heap do not fit in memory."""
+        from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
+
+        buffers = sum(int(getattr(b, "nbytes", 0)) for b in launch.buffers.values())
+        scratch = n_wg * waves_per_wg * 32 * ((self.private_size + 3) // 4 * 4)
+        per_batch_bytes = per_batch * (self.lds_size + waves_per_wg * 32 * 4 * (self.nvgpr + 128))
+        need = buffers * EMULATOR_BYTES_PER_BUFFER_BYTE + scratch + per_batch_bytes + n_wg * WORKGROUP_BYTES
+        try:
+            require(need, f"a launch of {n_wg} workgroups ({scratch} bytes of scratch)")
+        except TooLarge as exc:
+            raise LaunchError(str(exc), self.path) from None
 
     def _bind(self, machine: Machine) -> None:
         """Point the compiled memory closures at this launch's machine."""
