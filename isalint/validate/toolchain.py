@@ -258,7 +258,7 @@ class Toolchain:
     def _run_probe(self) -> tuple[bool, str]:
         argv = self._asm_argv(DEFAULT_MCPU, "-", "-", filetype="asm", show=True)
         try:
-            p = subprocess.run(argv, input=_PROBE_SOURCE, capture_output=True, text=True,
+            p = subprocess.run(argv, input=_PROBE_SOURCE, capture_output=True, text=True, errors="replace",
                                timeout=_PROBE_TIMEOUT)
         except (OSError, subprocess.SubprocessError) as exc:
             return False, f"cannot run: {exc}"
@@ -373,8 +373,9 @@ class Toolchain:
     def _run(self, argv: list[str], stdin: str | None, timeout: float, *, rename: dict[str, str],
              default_path: str) -> AssembleResult:
         try:
-            io = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **io)
+            # the bytes the file was read from: a parsed file keeps invalid UTF-8 as surrogate escapes
+            io = {"input": _source_bytes(stdin)} if stdin is not None else {"stdin": subprocess.DEVNULL}
+            p = _decoded(subprocess.run(argv, capture_output=True, timeout=timeout, **io))
         except subprocess.TimeoutExpired:
             d = Diagnostic(default_path, 0, 0, "error", f"{argv[0]} timed out after {timeout:.0f}s")
             return AssembleResult(False, None, [d], argv, "")
@@ -412,7 +413,7 @@ class Toolchain:
         src = "\n".join(buf) + "\n"
         argv = self._asm_argv(mcpu, "-", "-", filetype="asm", show=True)
         try:
-            p = subprocess.run(argv, input=src, capture_output=True, text=True, timeout=timeout)
+            p = _decoded(subprocess.run(argv, input=_source_bytes(src), capture_output=True, timeout=timeout))
         except (OSError, subprocess.SubprocessError) as exc:
             raise ToolchainError(f"cannot run {argv[0]}: {exc}") from exc
 
@@ -515,6 +516,17 @@ def _parse_chunk(line: str, chunk: list[str], diags: tuple[Diagnostic, ...]) -> 
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _source_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _decoded(p: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    """``p`` with its output as text (the tools echo source lines, which need not be UTF-8)."""
+    p.stdout = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
+    p.stderr = p.stderr.decode("utf-8", "replace") if p.stderr is not None else ""
+    return p
 
 
 def _split_source(source: str | os.PathLike[str]) -> tuple[Path | None, str | None]:
