@@ -48,7 +48,7 @@ the pairing restrictions), and the VOPD encoding.
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.vopd import _forms, _pairing, dual_name
+from isalint.hw.vopd import _forms, _pairing, dual_name
 
 CODE = "DUAL002"
 NAME = "missed-dual-issue"

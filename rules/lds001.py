@@ -82,7 +82,8 @@ and CU mode) and the DS instruction descriptions (offset0/offset1, stride64).
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.model.lanes import Value, bank_conflicts, ds_shape, evaluator_for, lds_banks
+from isalint.hw.lds_banks import bank_conflicts
+from isalint.model.lanes import Value, ds_shape, evaluator_for, lds_banks
 
 CODE = "LDS001"
 NAME = "lds-bank-conflict"

@@ -60,6 +60,7 @@ import re
 from dataclasses import dataclass, field
 
 from isalint.diagnostics import at_instr, at_line
+from isalint.hw.registers import SGPRS, SYSTEM_SGPR_FIELDS, VCC_SGPRS, VGPRS, sgpr_blocks, vgpr_blocks
 
 CODE = "META001"
 NAME = "resource-metadata"
@@ -72,8 +73,6 @@ _COMMENT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize
 _YAML_KEY = re.compile(r"^(\s*)(?:-\s+)?(\.[\w.]+):\s*(.*?)\s*$")
 _INDIRECT = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
-_SYSTEM_SGPRS = (".amdhsa_system_sgpr_workgroup_id_x", ".amdhsa_system_sgpr_workgroup_id_y",
-                 ".amdhsa_system_sgpr_workgroup_id_z", ".amdhsa_system_sgpr_workgroup_info")
 
 
 @dataclass
@@ -111,7 +110,7 @@ class KernelResources:
     def sgpr_floor(self) -> int:
         """SGPRs the hardware initialises (user + system): LLVM never declares fewer."""
         d = self.kernel.descriptor
-        return d.get(".amdhsa_user_sgpr_count", 0) + sum(1 for k in _SYSTEM_SGPRS if d.get(k, 0))
+        return d.get(".amdhsa_user_sgpr_count", 0) + sum(1 for k in SYSTEM_SGPR_FIELDS if d.get(k, 0))
 
     @property
     def sgprs(self) -> int:
@@ -119,7 +118,7 @@ class KernelResources:
 
     @property
     def extra_sgprs(self) -> int:
-        return 2 if self.uses_vcc else 0
+        return VCC_SGPRS if self.uses_vcc else 0
 
 
 def _ds_extent(ins) -> int:
@@ -292,15 +291,6 @@ def descriptor_field(kernel, key: str) -> Field | None:
     return Field(int(m.group(1)), line, m.start(1), m.end(1))
 
 
-def vgpr_blocks(vgprs: int, wave_size: int) -> int:
-    g = 8 if wave_size == 32 else 4
-    return -(-max(1, vgprs) // g) - 1
-
-
-def sgpr_blocks(sgprs: int) -> int:
-    return -(-max(1, sgprs) // 8) - 1
-
-
 def check(analysis):
     program = analysis.program
     comments = comment_fields(program)
@@ -326,7 +316,7 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     if nfv is not None:
         if res.vgpr_at is None:
             pass  # the code uses no VGPR: nothing can be too low
-        elif need_v > 256:
+        elif need_v > VGPRS:
             yield at_instr(program, res.vgpr_at, CODE, "error", f"v{res.max_vgpr} does not exist: a wave addresses "
                            "at most 256 VGPRs (v0-v255)")
         elif need_v > nfv.value:
@@ -345,7 +335,7 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     # -- SGPRs
     nfs = descriptor_field(kernel, ".amdhsa_next_free_sgpr")
     if nfs is not None:
-        if res.sgprs_used > 106:
+        if res.sgprs_used > SGPRS:
             yield at_instr(program, res.sgpr_at, CODE, "error", f"s{res.max_sgpr} does not exist: gfx11 kernels "
                            "address s0-s105")
         elif res.sgprs_used > nfs.value:

@@ -200,7 +200,7 @@ def _lane_spills(program, cfg, instrs):
 
 def _budget_note(kernel) -> str:
     """How many VGPRs the workgroup size lets the compiler use, and what __launch_bounds__ would allow."""
-    from isalint.rules.occ001 import simds_per_group, vgpr_model, vgprs_for_waves, waves_per_group
+    from isalint.hw.occupancy import simds_per_group, vgpr_model, vgprs_for_waves, waves_per_group
 
     meta = kernel.metadata or {}
     group = meta.get(".max_flat_workgroup_size")

@@ -309,7 +309,7 @@ def test_parallel_moves_sequentialize_correctly(dsts, rnd):
 
 def _legal_pair(line: str) -> bool:
     from isalint.parse.source import parse_statements
-    from isalint.vopd import is_legal
+    from isalint.hw.vopd import is_legal
 
     x, y = parse_statements(line.strip())
     return is_legal(x, y)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isalint.analysis import Analysis
-from isalint.model.lanes import (LaneEvaluator, LdsAccess, bank_conflicts, lanes_per_pass, thread_layout,
-                                 valu_slice)
+from isalint.hw.lds_banks import bank_conflicts, lanes_per_pass
+from isalint.model.lanes import LaneEvaluator, LdsAccess, thread_layout, valu_slice
 from isalint.parse.source import parse_text
 
 M = 0xFFFFFFFF

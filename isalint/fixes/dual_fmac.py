@@ -56,15 +56,15 @@ def apply(analysis, options: dict) -> FixResult:
 # Planning
 
 def _model():
-    """The bank / operand-cache model to search against (:mod:`isalint.bankmodel`)."""
-    from .. import bankmodel
+    """The bank / operand-cache model to search against (:mod:`isalint.hw.vgpr_banks`)."""
+    from ..hw import vgpr_banks
 
-    return bank_model(bankmodel)
+    return bank_model(vgpr_banks)
 
 
-def bank_model(bankmodel, loop: bool = False):
-    """Adapter: score ``dual_regs`` tuples with :func:`isalint.bankmodel.simulate`."""
-    BankOp = bankmodel.BankOp
+def bank_model(banks, loop: bool = False):
+    """Adapter: score ``dual_regs`` tuples with :func:`isalint.hw.vgpr_banks.simulate`."""
+    BankOp = banks.BankOp
 
     def op(x, y) -> object:
         reads, writes = [], []
@@ -76,7 +76,7 @@ def bank_model(bankmodel, loop: bool = False):
         return BankOp(reads, writes, True, "", None, None, True)
 
     def model(regs) -> dict:
-        sim = bankmodel.simulate([op(x, y) for x, y in regs], loop=loop)
+        sim = banks.simulate([op(x, y) for x, y in regs], loop=loop)
         rf = {"X": 0, "Y": 0}
         for step in sim.steps:
             for a in step.reads:
@@ -152,10 +152,10 @@ def plan(analysis, fb: FmaBlock, region: Region) -> tuple[Layout, Schedule]:
     if accs is None:
         raise FixRefused("not enough free VGPRs of each parity for the accumulators")
     layout.acc_reg = accs
-    from .. import bankmodel
+    from ..hw import vgpr_banks
 
     regs = [r for k in range(n_phases) for r in dual_regs(sched.duals, layout, k)]
-    sched.model = bank_model(bankmodel, loop=True)(regs)
+    sched.model = bank_model(vgpr_banks, loop=True)(regs)
     return layout, sched
 
 
@@ -511,7 +511,7 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
     from ..analysis import Analysis
     from ..model import counters
     from ..parse.source import InputError, parse_text
-    from ..vopd import check_pair
+    from ..hw.vopd import check_pair
 
     try:
         new = Analysis.from_source(parse_text(text, analysis.program.path))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import FixRefused
-from ..vopd import is_legal
+from ..hw.vopd import is_legal
 
 
 @dataclass

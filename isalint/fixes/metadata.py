@@ -22,7 +22,8 @@ from . import FixRefused, FixResult
 
 def _targets(program, kernel, res, comments: dict, meta: dict, legacy: bool):
     """[(Field, new value, label)] for one kernel."""
-    from isalint.rules.meta001 import descriptor_field, sgpr_blocks, vgpr_blocks
+    from isalint.hw.registers import sgpr_blocks, vgpr_blocks
+    from isalint.rules.meta001 import descriptor_field
     from isalint.rules.occ001 import occupancy
 
     vg, sg = res.vgprs, res.sgprs

@@ -4,7 +4,7 @@ One row per VALU instruction with the cells DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y:
 ``R<bank>`` a register-file read, ``Cache<bank>`` an operand-cache hit,
 ``W<bank>`` a result landing in that bank during the row's cycle (the previous
 VALU instruction's destination, written one cycle after it issued), as in the
-worklog's tables. The cells come from :mod:`isalint.bankmodel`.
+worklog's tables. The cells come from :mod:`isalint.hw.vgpr_banks`.
 
 ``loop_summary(analysis, loop)`` gives the numbers (stable keys, one iteration);
 ``build(analysis, loop)`` the whole report; ``render_text``, ``render_html`` and
@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import json
 
-from ..bankmodel import COLUMNS, Simulation, simulate
+from ..hw.vgpr_banks import COLUMNS, Simulation, simulate
 
 VALU_KLASSES = ("valu", "trans", "vopd")
 
@@ -238,6 +238,6 @@ def render_html(report: dict) -> str:
                    f'<td class="stall">{stall}</td></tr>')
     out.append("</table>")
     model = ", ".join(f"{k} = {v}" for k, v in report["model"].items())
-    out.append(f"<h2>Model</h2><p>{esc(model)} (see isalint/bankmodel.py for what each means and why).</p>")
+    out.append(f"<h2>Model</h2><p>{esc(model)} (see isalint/hw/vgpr_banks.py for what each means and why).</p>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
