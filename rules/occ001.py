@@ -46,11 +46,10 @@ RDNA3 ISA guide, "Vector General-Purpose Registers" and "Local Data Share"
 """
 from __future__ import annotations
 
-import re
-
 from isalint.diagnostics import at_line
-from isalint.hw.occupancy import (LDS_BYTES, MAX_WAVES_PER_SIMD, Occupancy, lds_for_waves, occupancy_for,
-                                   simds_per_group, vgprs_for_waves, waves_by_lds, waves_per_group)
+from isalint.hw.occupancy import (LDS_BYTES, MAX_WAVES_PER_SIMD, Occupancy, lds_for_waves, simds_per_group,
+                                   vgprs_for_waves, waves_by_lds, waves_per_group)
+from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
 
 CODE = "OCC001"
 NAME = "occupancy"
@@ -58,36 +57,7 @@ SEVERITY = "info"
 SUMMARY = "Waves per SIMD allowed by VGPRs, LDS and workgroup size, and what limits them"
 FIXABLE = None
 
-_CLANG = re.compile(r"clang version (\d+)")
-
-
-def compiler_is_legacy(program) -> bool:
-    """True when the file's .ident names a clang older than 16 (no gfx1100 1.5x VGPR model)."""
-    for line in program.source.lines:
-        if line.kind == "directive" and line.directive == ".ident":
-            m = _CLANG.search(line.args)
-            if m:
-                return int(m.group(1)) < 16
-    return False
-
-
-def occupancy(kernel, vgprs: int | None = None, legacy: bool = False) -> Occupancy | None:
-    """The kernel's occupancy from its descriptor and metadata (None without a descriptor)."""
-    d = kernel.descriptor
-    if ".amdhsa_next_free_vgpr" not in d and vgprs is None:
-        return None
-    n = d.get(".amdhsa_next_free_vgpr", 0) if vgprs is None else vgprs
-    meta = kernel.metadata or {}
-    group = meta.get(".max_flat_workgroup_size")
-    if not isinstance(group, int) or group <= 0:
-        group = 1024  # the compiler's default flat workgroup size range is 1..1024
-    lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0
-    return occupancy_for(n, lds, group, kernel.wave_size, kernel.wgp_mode, legacy)
-
-
 def check(analysis):
-    from isalint.rules.meta001 import comment_fields
-
     program = analysis.program
     comments = comment_fields(program)
     legacy = compiler_is_legacy(program)

@@ -80,7 +80,7 @@ def _loop_name(cfg, loop) -> str:
 def check(analysis):
     program = analysis.program
     cfg = analysis.cfg
-    from isalint.rules.meta001 import comment_fields, descriptor_field, metadata_fields
+    from isalint.model.resources import comment_fields, descriptor_field, metadata_fields
 
     comments = comment_fields(program)
     metadata = metadata_fields(program)

@@ -8,7 +8,7 @@ chosen by search against the bank / operand-cache model.
 
 Steps (each proves what it needs or refuses with the reason; the input is never touched):
 
-1. :mod:`.dual_fmac_detect` finds the FMA block: one outer product per iteration (or several in
+1. :mod:`isalint.model.fma_block` finds the FMA block: one outer product per iteration (or several in
    a row, an unrolled k loop), sources from LDS loads of the same iteration, loop-carried
    accumulators touched by nothing else, all in one basic block of the loop.
 2. :mod:`.dual_fmac_region` finds the region over which the accumulators may live in other
@@ -33,7 +33,9 @@ from __future__ import annotations
 
 from ..model.waitcnt import wait_thresholds, waitcnt_text
 from . import FixRefused, FixResult
-from .dual_fmac_detect import FmaBlock, find_block, vgpr_number
+from ..model.fma_block import FmaBlock, NotAnFmaBlock, find_block
+from ..model.liveness import vgpr_number
+from ..model.loop_stats import loop_summary
 from .dual_fmac_emit import Edits, fmac_line, indent_of, load_line, move_lines, sequential_moves
 from .dual_fmac_region import MAX_VGPRS, Region, find_region
 from .dual_fmac_sched import (Layout, Schedule, assign_accumulators, choose_value_registers, dual_regs,
@@ -43,7 +45,10 @@ __all__ = ["apply", "plan"]
 
 
 def apply(analysis, options: dict) -> FixResult:
-    fb = find_block(analysis, (options or {}).get("loop"))
+    try:
+        fb = find_block(analysis, (options or {}).get("loop"))
+    except NotAnFmaBlock as exc:
+        raise FixRefused(str(exc)) from None
     region = find_region(analysis, fb)
     layout, sched = plan(analysis, fb, region)
     text, info = rewrite(analysis, fb, region, layout, sched)
@@ -174,7 +179,7 @@ def _waves(kernel, vgprs: int) -> int | None:
     """Waves per SIMD the kernel gets with ``vgprs`` VGPRs (the OCC001 model), None if unknown."""
     if kernel is None:
         return None
-    from isalint.rules.occ001 import occupancy
+    from ..model.resources import occupancy
 
     occ = occupancy(kernel, vgprs=vgprs)
     return occ.waves if occ is not None else None
@@ -549,16 +554,9 @@ def verify(analysis, fb: FmaBlock, text: str, info: dict):
     return new
 
 
-def loop_numbers(analysis, loop) -> dict:
-    """The report's numbers for one loop (:func:`isalint.report.regtable.loop_summary`)."""
-    from ..report.regtable import loop_summary
-
-    return loop_summary(analysis, loop)
-
-
 def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
-    before = loop_numbers(old, fb.loop)
-    after = loop_numbers(new, new.cfg.find_loop(fb.label))
+    before = loop_summary(old, fb.loop)
+    after = loop_summary(new, new.cfg.find_loop(fb.label))
     shape = f"{len(fb.a_values)} x {len(fb.b_values)}"
     what = f"{len(fb.phases)} outer products of {shape}" if len(fb.phases) > 1 else f"{shape} outer product"
     head = (f"dual-fmac: loop {fb.label}: {len(fb.fmas)} FMAs ({what}) as {len(fb.fmas) // 2} v_dual_fmac_f32, "

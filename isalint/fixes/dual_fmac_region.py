@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from . import FixRefused
-from ..model.liveness import busy_mask, liveness, vgpr_numbers
-from .dual_fmac_detect import FmaBlock, ignorable_reads, vgpr_number, where
+from ..model.fma_block import FmaBlock, ignorable_reads, where
+from ..model.liveness import busy_mask, liveness, vgpr_number, vgpr_numbers
 
 MAX_VGPRS = 256  # wave32 on gfx11 (RDNA3 ISA guide, 3.3 "VGPRs")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import FixRefused
-from .dual_fmac_detect import FmaBlock, Phase
+from ..model.fma_block import FmaBlock, Phase
 
 
 @dataclass

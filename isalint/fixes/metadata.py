@@ -17,15 +17,14 @@ isalint cannot decode, M0-relative register addressing (``v_movrel*``,
 """
 from __future__ import annotations
 
+from ..hw.registers import SGPRS, VGPRS, sgpr_blocks, vgpr_blocks
+from ..model.resources import (comment_fields, compiler_is_legacy, descriptor_field, kernel_resources, metadata_fields,
+                               occupancy)
 from . import FixRefused, FixResult
 
 
 def _targets(program, kernel, res, comments: dict, meta: dict, legacy: bool):
     """[(Field, new value, label)] for one kernel."""
-    from isalint.hw.registers import sgpr_blocks, vgpr_blocks
-    from isalint.rules.meta001 import descriptor_field
-    from isalint.rules.occ001 import occupancy
-
     vg, sg = res.vgprs, res.sgprs
     total_s = sg + res.extra_sgprs
     out = []
@@ -66,9 +65,6 @@ def _targets(program, kernel, res, comments: dict, meta: dict, legacy: bool):
 
 
 def apply(analysis, options: dict | None = None) -> FixResult:
-    from isalint.rules.meta001 import comment_fields, kernel_resources, metadata_fields
-    from isalint.rules.occ001 import compiler_is_legacy
-
     program = analysis.program
     source = program.source
     comments = comment_fields(program)
@@ -82,7 +78,7 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         res = kernel_resources(program, kernel)
         if res.unknown:
             raise FixRefused(f"kernel {kernel.name}: {res.unknown[0]}, so the registers it uses are unknown")
-        if res.vgprs > 256 or res.sgprs_used > 106:
+        if res.vgprs > VGPRS or res.sgprs_used > SGPRS:
             raise FixRefused(f"kernel {kernel.name} uses registers that do not exist "
                              f"(v{res.max_vgpr}, s{res.max_sgpr}): no count can cover them")
         changes = _targets(program, kernel, res, comments.get(kernel.name, {}), metadata.get(kernel.name, {}),

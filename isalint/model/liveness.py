@@ -41,6 +41,7 @@ for _name, _b in list(_BITS.items()):
     _NAMES[_b] = _name
 
 VGPR_MASK = (1 << 256) - 1
+SGPR_MASK = (1 << 106) - 1  # after shifting the SGPR bits down by 256
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_rfe_b64")
 
 
@@ -79,6 +80,31 @@ def vgpr_numbers(m: int) -> list[int]:
         out.append(low.bit_length() - 1)
         m ^= low
     return out
+
+
+def sgpr_numbers(m: int) -> list[int]:
+    """The SGPR numbers (s0-s105) in a mask."""
+    m = (m >> 256) & SGPR_MASK
+    out = []
+    while m:
+        low = m & -m
+        out.append(low.bit_length() - 1)
+        m ^= low
+    return out
+
+
+def vgpr_number(reg: str) -> int | None:
+    """N for the register name ``vN``, else None."""
+    if reg.startswith("v") and reg[1:].isdigit():
+        return int(reg[1:])
+    return None
+
+
+def sgpr_number(reg: str) -> int | None:
+    """N for the register name ``sN``, else None."""
+    if reg.startswith("s") and reg[1:].isdigit():
+        return int(reg[1:])
+    return None
 
 
 def _written_regs(instr) -> list[str]:
