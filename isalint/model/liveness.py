@@ -197,6 +197,12 @@ class Liveness:
     def live_out_mask(self, index: int) -> int:
         return self._out[index]
 
+    def block_in_mask(self, block: int) -> int:
+        return self._block_in[block]
+
+    def block_out_mask(self, block: int) -> int:
+        return self._block_out[block]
+
     # names
     def live_in(self, index: int) -> frozenset[str]:
         return names(self._in[index])

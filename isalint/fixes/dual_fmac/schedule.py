@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import FixRefused
-from ..model.fma_block import FmaBlock, Phase
+from ...model.fma_block import FmaBlock, Phase
+from .. import FixRefused
 
 
 @dataclass
