@@ -19,9 +19,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 BANKS_WGP_MODE = 64  # a workgroup processor's LDS
 BANKS_CU_MODE = 32  # CU mode: a wave uses its CU's half
+
+
+class Access(Protocol):
+    """One DS instruction's addresses: ``width`` bytes per lane per address, and one tuple of per-lane
+    byte addresses per address it issues (two for the 2addr forms)."""
+
+    width: int
+    addresses: list[tuple[int, ...]]
 
 
 def bank_count(wgp_mode: bool) -> int:
@@ -93,7 +102,7 @@ def _pass_degree_only(addr, width: int, banks: int) -> int:
     return max(counts.values())
 
 
-def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_search: bool = True) -> Conflict | None:
+def bank_conflicts(access: Access, banks: int, wave_size: int = 32, pad_search: bool = True) -> Conflict | None:
     """The worst bank conflict of ``access`` over the analysed waves, or None
     when every pass of every wave is conflict-free.
 
@@ -160,7 +169,7 @@ def bank_conflicts(access: LdsAccess, banks: int, wave_size: int = 32, pad_searc
     return worst
 
 
-def _padding(access: LdsAccess, banks: int, wave_size: int, row_bytes: int) -> tuple[int, int | None]:
+def _padding(access: Access, banks: int, wave_size: int, row_bytes: int) -> tuple[int, int | None]:
     """Rows touched by a wave, and the fewest dwords of padding per row of
     ``row_bytes`` that make every pass conflict-free (aligned to the access
     width first)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..hw.occupancy import Occupancy, occupancy_for
 from ..hw.registers import SYSTEM_SGPR_FIELDS, VCC_SGPRS
-from .lanes import ds_shape
+from .lanes.lds import ds_shape
 
 _COMMENT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
                       r"NumSGPRsForWavesPerEU|VGPRBlocks|SGPRBlocks):\s*(\d+)")
