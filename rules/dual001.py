@@ -4,9 +4,9 @@
 A `v_dual_*` instruction (`OPX :: OPY`) that breaks a dual-issue constraint:
 
 - an opcode that cannot be the X half: `v_dual_add_nc_u32`, `v_dual_lshlrev_b32`
-  and `v_dual_and_b32` only fit the 5-bit OPY field, not the 4-bit OPX field;
-  `v_dual_dot2acc_f32_bf16`, listed by the ISA guide, is not assembled by LLVM
-  for gfx11;
+  and `v_dual_and_b32` only fit the 5-bit OPY field, not the 4-bit OPX field
+  (`v_dual_dot2acc_f32_bf16` is legal: the ISA guide lists it; LLVM assembles
+  it from release 20, and `isalint assemble` says so when an older one rejects it);
 - SRC0X and SRC0Y in the same VGPR bank (register index mod 4), or VSRC1X and
   VSRC1Y in the same bank;
 - both destinations even, or both odd;
@@ -20,8 +20,12 @@ A `v_dual_*` instruction (`OPX :: OPY`) that breaks a dual-issue constraint:
   registers, neg/abs modifiers;
 - a VOPD in a wave64 kernel (the hardware skips it).
 
-These are the constraints LLVM's assembler enforces for gfx1100; isalint's
-verdict agrees with `llvm-mc` on thousands of random pairs (tests/test_dual001.py).
+These are the hardware's constraints as LLVM's assembler (release 20 and newer)
+enforces them for gfx1100; isalint's verdict agrees with `llvm-mc` on thousands of
+random pairs (tests/test_dual001.py). LLVM 19 departs in two places, where isalint
+follows the hardware: it rejects `v_dual_dot2acc_f32_bf16`, and beside an
+`fmaak`/`fmamk` it re-encodes a `dot2acc` f16 constant as a 32-bit value to share
+the K literal (changing the value the `dot2acc` reads).
 
 As a note (info): the Y half reading the register the X half writes. That is
 legal, but both halves read before either writes, so Y sees the old value, not

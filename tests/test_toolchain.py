@@ -271,3 +271,20 @@ def test_parse_diagnostics_forms():
         "k.s:7:12: error: invalid operand for instruction",
         "k.o: error: undefined symbol: foo (referenced by k.o:(.text+0x8))",
     ]
+
+
+@pytest.mark.parametrize("kind", ["llvm", "zig"])
+def test_opcode_newer_than_the_assembler_is_explained(kind, tmp_path):
+    try:
+        tc = find_toolchain(kind, need_linker=False)
+    except ToolchainNotFound as exc:
+        pytest.skip(f"no {kind} toolchain: {exc.reason}")
+    text = TINY_KERNEL.replace("\tv_mov_b32 v0, 0\n", "\tv_dual_dot2acc_f32_bf16 v0, v2, v4 :: v_dual_mov_b32 v1, v3\n")
+    result = tc.assemble(text, tmp_path / "k.o", source_name="k.s")
+    if result.ok:  # LLVM 20 and newer assemble it
+        assert (tmp_path / "k.o").is_file()
+        return
+    (err,) = result.errors
+    assert err.line == 7 and err.path == "k.s"
+    assert "v_dual_dot2acc_f32_bf16 is a gfx11 opcode of the RDNA3 ISA guide" in err.message
+    assert "too old to assemble it: LLVM 20 or newer does" in err.message

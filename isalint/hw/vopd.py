@@ -7,8 +7,8 @@ against a real ``llvm-mc`` on thousands of random pairs:
 
 * opcodes: X takes only opcodes that fit the 4-bit OPX field (``vopd == "xy"`` in
   the ISA data); ``v_dual_add_nc_u32``, ``v_dual_lshlrev_b32`` and
-  ``v_dual_and_b32`` are Y-only. LLVM also rejects a VOPD component that has no
-  VOP1/VOP2 counterpart on gfx11 (``v_dual_dot2acc_f32_bf16``).
+  ``v_dual_and_b32`` are Y-only. ``v_dual_dot2acc_f32_bf16`` is a VOPD opcode of the
+  ISA guide (OPX 13) with no VOP2 counterpart on gfx11; LLVM assembles it from version 20.
 * operands: destinations are single VGPRs; SRC0 is a VGPR, scalar register or
   constant; VSRC1 is a VGPR; no neg/abs modifiers.
 * each half's operands are numbered as LLVM numbers them: SRC0, SRC1, SRC2 =
@@ -76,6 +76,9 @@ def _f16_bits(x: float) -> int:
 
 _F32_INLINE_BITS = frozenset({_f32_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F32})
 _F16_INLINE_BITS = frozenset({_f16_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F16})
+# bf16 is the high half of an f32: its inline float patterns are those of f32, shifted.
+_INV_2PI_BF16 = _INV_2PI_F32 >> 16
+_BF16_INLINE_BITS = frozenset({_f32_bits(v) >> 16 for v in _INLINE_FLOATS} | {_INV_2PI_BF16})
 
 # Operations whose two sources may be swapped without changing the result (a*b+c = b*a+c, ...).
 # Keyed by the VOPD operation name without the ``v_dual_`` prefix.
@@ -225,18 +228,16 @@ def dual_name(mnemonic: str) -> str | None:
 
 
 @lru_cache(maxsize=None)
-def _llvm_component(dual: str) -> bool:
-    """LLVM builds a VOPD component only from an opcode that also exists as VOP1/VOP2."""
-    single = lookup("v_" + dual[7:])
-    return single is not None and single.encoding in ("VOP1", "VOP2")
-
-
-@lru_cache(maxsize=None)
 def _src_format(dual: str) -> str:
-    # dot2acc takes two packed 16-bit values per source (the name says so: dot2 ... _f16).
-    if "dot2" in dual and dual.endswith(("_f16", "_bf16")):
+    # dot2acc takes two packed 16-bit values per source (the name says so: dot2 ... _f16/_bf16).
+    if "dot2" in dual and dual.endswith("_bf16"):
+        return "pk_bf16"
+    if "dot2" in dual and dual.endswith("_f16"):
         return "pk16"
     return "b32"
+
+
+_PACKED_INLINE = {"pk16": _F16_INLINE_BITS, "pk_bf16": _BF16_INLINE_BITS}
 
 
 def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src:
@@ -249,9 +250,9 @@ def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src
         if always_literal:
             return Src("literal", text, value=u, col=col, op=op)
         signed = u - (1 << 32) if u & 0x80000000 else u
-        if fmt == "pk16":
-            # 16-bit packed operand: inline integers, or an f16 inline pattern written as a 16-bit value
-            if -16 <= signed <= 64 or (0 <= v <= 0xFFFF and v in _F16_INLINE_BITS):
+        if fmt in _PACKED_INLINE:
+            # 16-bit packed operand: inline integers, or an inline float pattern written as a 16-bit value
+            if -16 <= signed <= 64 or (0 <= v <= 0xFFFF and v in _PACKED_INLINE[fmt]):
                 return Src("inline", text, col=col, op=op)
             return Src("literal", text, value=u, col=col, op=op)
         if -16 <= signed <= 64 or u in _F32_INLINE_BITS:
@@ -260,7 +261,12 @@ def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src
     if op.kind == "float":
         x = float(op.value)
         try:
-            bits = _f16_bits(x) if (fmt == "pk16" and not always_literal) else _f32_bits(x)
+            if fmt == "pk16" and not always_literal:
+                bits = _f16_bits(x)
+            elif fmt == "pk_bf16" and not always_literal:
+                bits = _f32_bits(x) >> 16  # LLVM writes a bf16 literal as the f32's high half
+            else:
+                bits = _f32_bits(x)
         except (OverflowError, struct.error):
             return Src("bad", text, note=f"{text} is out of range", col=col, op=op)
         if math.isnan(x) or math.isinf(x):
@@ -269,7 +275,7 @@ def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src
             return Src("literal", text, value=bits, col=col, op=op)
         if bits == 0:
             return Src("inline", text, col=col, op=op)
-        inline = _F16_INLINE_BITS if fmt == "pk16" else _F32_INLINE_BITS
+        inline = _PACKED_INLINE.get(fmt, _F32_INLINE_BITS)
         if bits in inline:
             return Src("inline", text, col=col, op=op)
         return Src("literal", text, value=bits, col=col, op=op)
@@ -438,15 +444,6 @@ def _violations(hx: Half, hy: Half, order: str | None):
             where = tuple(s.text for s in h.operands if s.kind == "bad" and s.note == p)
             opcode = opcode or h.vopd is None
             yield Violation("operand" if h.vopd is not None else "opcode", f"{tag}: {p}", tag, regs=where, short=p)
-        if h.vopd is None:
-            continue
-        if not _llvm_component(h.mnemonic):
-            opcode = True
-            yield Violation("opcode", f"{tag}: {h.mnemonic} is not assembled by LLVM for gfx11 (no VOP1/VOP2 "
-                                      f"{'v_' + h.op} exists there)", tag)
-    # LLVM (checked with llvm-mc 19) encodes a dot2acc SRC0 constant as a 32-bit value when the
-    # other half carries the fmaak/fmamk K literal; follow it, or the shared-literal check disagrees.
-    hx, hy = _retype(hx, hy), _retype(hy, hx)
     if hx.vopd == "y":
         both = " (both halves are Y-only)" if hy.vopd == "y" else "; swap X and Y"
         yield Violation("opcode-x", f"{hx.mnemonic} can only be the Y half: its opcode does not fit the 4-bit "
@@ -532,27 +529,10 @@ def _violations(hx: Half, hy: Half, order: str | None):
                             regs=tuple(shared), short=f"dependency on {regs}")
 
 
-def _has_k(h: Half) -> bool:
-    return h.vopd is not None and _takes_k(h.mnemonic)
-
-
-@lru_cache(maxsize=None)
-def _takes_k(dual: str) -> bool:
-    return any(sp.kind == "imm" for sp in lookup(dual).operands)
-
-
 @lru_cache(maxsize=None)
 def _implicit_scalars(dual: str) -> tuple[str, ...]:
     """Implicit register reads of a VOPD component that use the constant bus (EXEC does not)."""
     return tuple(r for r in lookup(dual).implicit_uses if r != "exec_lo")
-
-
-def _retype(h: Half, other: Half) -> Half:
-    if h.vopd is None or _src_format(h.mnemonic) != "pk16" or not _has_k(other):
-        return h
-    info = lookup(h.mnemonic)
-    ops = tuple(_classify(s.op, sp.kind, "b32") if s.op is not None else s for s, sp in zip(h.operands, info.operands))
-    return _build(h.mnemonic, h.written, ops + h.operands[len(ops):], h.col, h.commuted)
 
 
 def is_legal(x, y, order: str | None = None) -> bool:

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -59,6 +59,10 @@ _HOW_TO_GET = (
     "(2) Debian/Ubuntu: apt-get install llvm-19 lld-19; "
     "(3) pip install ziglang (or pip install isalint[toolchain])"
 )
+
+# Opcodes of the RDNA3 ISA guide that older LLVM releases reject as "invalid instruction", with the
+# first release that assembles them (v_dual_dot2acc_f32_bf16: llvm-project pull request 118984).
+NEWER_LLVM_OPCODES = {"v_dual_dot2acc_f32_bf16": 20}
 
 _ASSEMBLE_TIMEOUT = 600.0
 _PROBE_TIMEOUT = 60.0
@@ -303,12 +307,28 @@ class Toolchain:
                             default_path=shown)
             if res.ok and res.errors:
                 res.ok = False
+            if not res.ok:
+                res.diagnostics = [self._explain(d, text) for d in res.diagnostics]
             if res.ok:
                 os.replace(tmp, obj_path)
                 res.output = obj_path
             return res
         finally:
             _unlink(tmp)
+
+    def _explain(self, diag: Diagnostic, text: str | None) -> Diagnostic:
+        """Say so when an error comes from an opcode the hardware has but this LLVM predates."""
+        if diag.severity != "error" or diag.line <= 0 or not text or "invalid instruction" not in diag.message:
+            return diag
+        lines = text.splitlines()
+        source = lines[diag.line - 1] if diag.line <= len(lines) else ""
+        for opcode, version in NEWER_LLVM_OPCODES.items():
+            if opcode in source:
+                tool = Path(self.assembler[-1] if self.flavor == "cc1as" else self.assembler[0]).name
+                hint = (f"{opcode} is a gfx11 opcode of the RDNA3 ISA guide, but this assembler ({tool}) is too "
+                        f"old to assemble it: LLVM {version} or newer does (e.g. pip install ziglang)")
+                return replace(diag, message=f"{diag.message.split(',')[0]}: {hint}")
+        return diag
 
     def link(
         self,
