@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .liveness import liveness, vgpr_number, vgpr_numbers
+from .liveness import ignorable_reads, liveness, vgpr_number, vgpr_numbers
 
 
 class NotAnFmaBlock(Exception):
@@ -161,32 +161,6 @@ def _plain_load(ins) -> Load | None:
             return None
         offset = mod.int_value()
     return Load(ins.index, list(range(dst.first, dst.first + dst.count)), addr.text, offset)
-
-
-_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
-
-
-def ignorable_reads(ins, live_after: set[int]) -> set[int]:
-    """VGPRs an instruction reads without any live result depending on them.
-
-    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
-    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
-    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
-    the high addend).
-    """
-    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
-        return set()
-    ops = ins.stmts[0].operands
-    if len(ops) != 5 or ins.stmts[0].modifiers:
-        return set()
-    dst, sdst, _, _, addend = ops
-    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
-        return set()
-    if not (sdst.kind == "special" and sdst.file == "null"):
-        return set()
-    if dst.first + 1 in live_after:
-        return set()
-    return {addend.first + 1}
 
 
 def select_loop(analysis, label: str | None):

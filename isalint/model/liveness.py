@@ -20,6 +20,9 @@ API:
   ``live_in(i)``/``live_out(i)`` (frozensets of names) and the ``*_mask`` ints,
   ``block_live_in(b)``/``block_live_out(b)``, ``is_live_in(i, reg)``,
   ``live_vgprs(i)``, ``max_live_vgprs(kernel)``.
+* :func:`ignorable_reads(instr, live_after)`: VGPRs an instruction reads that no live result
+  depends on (the dead high half of a 64-bit multiply-add), which a rewrite may leave out of the
+  liveness it computes.
 * :func:`free_vgprs(program, kernel, at_indices)` -> sorted VGPR numbers below the
   kernel's allocation that hold nothing needed at any of those instructions (not
   live across, not read or written there, and not the destination of a load still
@@ -105,6 +108,32 @@ def sgpr_number(reg: str) -> int | None:
     if reg.startswith("s") and reg[1:].isdigit():
         return int(reg[1:])
     return None
+
+
+_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
+
+
+def ignorable_reads(ins, live_after: set[int]) -> set[int]:
+    """VGPRs an instruction reads without any live result depending on them.
+
+    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
+    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
+    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
+    the high addend).
+    """
+    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
+        return set()
+    ops = ins.stmts[0].operands
+    if len(ops) != 5 or ins.stmts[0].modifiers:
+        return set()
+    dst, sdst, _, _, addend = ops
+    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
+        return set()
+    if not (sdst.kind == "special" and sdst.file == "null"):
+        return set()
+    if dst.first + 1 in live_after:
+        return set()
+    return {addend.first + 1}
 
 
 def _written_regs(instr) -> list[str]:

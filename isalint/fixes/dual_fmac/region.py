@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...model.fma_block import FmaBlock, ignorable_reads, where
+from ...model.fma_block import FmaBlock, where
+from ...model.liveness import ignorable_reads
 from .. import FixRefused
 from ..toolkit.moves import Edge, entry_edges, exit_edges
 from ..toolkit.registers import LiveRegisters, busy_registers, hidden_view, in_flight, register_numbers

@@ -17,7 +17,8 @@ Edits (:mod:`.edits`)
 Registers (:mod:`.registers`) — files ``"v"`` (v0-v255) and ``"s"`` (s0-s105)
     ``LiveRegisters(program, file)``: ``block_in(b)``, ``block_out(b)``, ``before(i)``, ``after(i)``
     (register numbers). ``hidden_view(program, hide_all, hide_defs, hide_uses, file)``: the program with
-    the code a pass replaces set aside, for liveness of the rest. ``busy_registers(program, at, file)``,
+    the code a pass replaces set aside, for liveness of the rest (hide the reads
+    :func:`isalint.model.liveness.ignorable_reads` finds too). ``busy_registers(program, at, file)``,
     ``in_flight(counters, at, file, ignore)`` (loads still to write). ``free_registers(program, at, file,
     count=1, limit=None)``: first registers of free runs of ``count``, SGPR runs aligned (pairs even,
     wider runs by 4), under ``limit`` (default: the kernel's declared count, :func:`declared_count`).
