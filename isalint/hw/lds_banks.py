@@ -1,6 +1,6 @@
 """LDS banks: which dwords of one DS access collide, and the padding that removes it.
 
-Sources: RDNA3 ISA guide, chapter 11 "Local Data Share" (the LDS is split into 4-byte banks, 64 for a
+Sources: RDNA3 ISA guide, chapter 11 "Data Share Operations" (the LDS is split into 4-byte banks, 64 for a
 workgroup processor; a wave in CU mode works in its CU's half, 32 banks; the LDS serves 32 dwords per
 clock). How the lanes of a 64- and 128-bit access are grouped into passes is not in the guide: the
 passes of 16 lanes (b64) and 8 lanes (b96/b128) follow AMD's LDS documentation for GCN/CDNA (the LDS001

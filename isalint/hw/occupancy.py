@@ -2,14 +2,14 @@
 
 Sources:
 
-* RDNA3 ISA guide, chapter 3 "Kernel State" ("Vector General-Purpose Registers") and chapter 11
-  "Local Data Share": gfx1100 gives a SIMD 1536 VGPRs per lane in wave32 (768 in wave64), 64 KiB of
-  LDS per workgroup processor, at most 16 waves per SIMD.
-* LLVM's AMDGPU occupancy model (``getNumWavesPerEUWithNumVGPRs``, ``getOccupancyWithLocalMemSize``),
-  which these functions reproduce so that they match the ``; Occupancy:`` comment clang writes:
-  VGPRs are allocated in blocks of 24 (wave32) or 12 (wave64); LDS is shared by the workgroups of one
-  CU (two SIMDs) in CU mode or of one WGP (four SIMDs) in WGP mode; a CU holds at most 16 workgroups
-  (32 per WGP).
+* LLVM's AMDGPU backend, whose occupancy model these functions reproduce so that they match the
+  ``; Occupancy:`` comment clang writes (``AMDGPUBaseInfo``: ``getTotalNumVGPRs``,
+  ``getVGPRAllocGranule``, ``getNumWavesPerEUWithNumVGPRs``; ``getOccupancyWithLocalMemSize``): gfx1100
+  has 1536 VGPRs per SIMD lane in wave32 (768 in wave64) allocated in blocks of 24 (12), at most 16
+  waves per SIMD, 64 KiB of LDS for the workgroups of one CU (two SIMDs) in CU mode or of one WGP (four
+  SIMDs) in WGP mode, at most 16 workgroups per CU (32 per WGP).
+* RDNA3 ISA guide, chapter 3 "Kernel State" (VGPR allocation per wave) and chapter 11 "Data Share
+  Operations" (LDS allocation per workgroup, CU and WGP modes).
 * LLVM releases before 16 modelled gfx11 with 1024 VGPRs in blocks of 16 (``legacy``); a file compiled
   by them carries that model's numbers in its comments.
 """
