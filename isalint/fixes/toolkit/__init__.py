@@ -53,7 +53,27 @@ Pipeline (:mod:`.pipeline`) — used by ``isalint fix``
 
 A new pass adds its module or package under :mod:`isalint.fixes`, a line to
 :data:`isalint.fixes.PASSES` and its option to :mod:`isalint.commands.fix`; it imports from the model,
-:mod:`isalint.hw` and this toolkit, never from another pass.
+:mod:`isalint.hw` and this toolkit, never from another pass. A minimal one, which zeroes a free SGPR
+pair on every edge into a loop::
+
+    def apply(analysis, options):
+        program, cfg = analysis.program, analysis.cfg
+        loop = cfg.find_loop(options["loop"]) if options.get("loop") else analysis.hot_loop
+        if loop is None:
+            raise FixRefused(f"{program.path}: the kernel has no loop")
+        at = analysis.loop_indices(loop)
+        pairs = free_registers(program, at, "s", count=2)  # even-aligned, under the declared count
+        if not pairs:
+            raise FixRefused(f"{program.path}: no free SGPR pair in the loop")
+        s = pairs[0]
+        edits = Edits(program)
+        placer = EdgePlacer(analysis, edits, indent_of(program.instrs[at[0]].line), ".Lisalint_example")
+        for edge in entry_edges(program, cfg, loop.blocks, loop.header):
+            placer.place(edge, [f"\ts_mov_b64 s[{s}:{s + 1}], 0"])
+        placer.add_trampolines(program.kernel_of(at[0]))
+        text = refresh_counts(edits.render(), program.path, vgprs=highest_register(program, at[0]) + 1)
+        check_no_new_wait_hazards(program, reparse(text, program.path).program)
+        return FixResult(text, f"example: s[{s}:{s + 1}] zeroed on entry to the loop")
 """
 from __future__ import annotations
 
