@@ -96,7 +96,7 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
     from ..checker import check_analysis, expand_paths, find_config, selected_codes, suppression_problems
     from ..config import unknown_codes
     from ..parse.source import InputError
-    from ..report import diagnostics as out
+    from ..report import findings as out
 
     files = expand_paths(paths)
     if not files:
