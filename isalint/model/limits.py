@@ -10,14 +10,18 @@ from dataclasses import dataclass
 
 # Loop bodies: the total number of (loop, block) memberships of a file's natural loops.
 LOOP_MEMBERSHIPS = 2_000_000
+# The lane evaluator (LDS001): instructions and block entries evaluated per kernel, per instruction
+# of the kernel (real kernels need less than one), and at least.
+LANE_STEPS_PER_INSTRUCTION = 10
+LANE_STEPS_MIN = 50_000
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class LimitReached:
     analysis: str  # what gave up: "the loop analysis", "DUAL002's pairing search", ...
     where: str  # the part of the file it gave up on
     line: int  # where the finding points
-    skipped: int  # instructions not checked
+    skipped: int  # instructions not checked (an analysis may raise it as it goes on refusing)
     detail: str = ""
 
     def message(self) -> str:
@@ -28,5 +32,5 @@ class LimitReached:
 def record(program, limit: LimitReached) -> None:
     """Remember ``limit`` on ``program`` (once)."""
     found = program.limits
-    if limit not in found:
+    if not any(f.analysis == limit.analysis and f.where == limit.where for f in found):
         found.append(limit)

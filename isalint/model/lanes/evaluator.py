@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from .. import limits
 from ..reaching import block_defs
 from .lds import LdsAccess, lds_access
 from .semantics import InstructionSemantics
 from .threads import ThreadLayout, thread_layout
 from .values import MASK, WORKGROUP_ID_LIMIT, Symbol, Value, make_terms, trailing_zeros, unknown
+
+class _WorkLimit(Exception):
+    """The evaluator spent its budget of evaluation steps (LaneEvaluator.max_steps)."""
+
 
 class LaneEvaluator(InstructionSemantics):
     """Evaluates registers per lane for one kernel of an analysed program."""
@@ -46,6 +51,11 @@ class LaneEvaluator(InstructionSemantics):
         self._entry_sgprs = self._system_sgprs()
         self._slot_defs = self._scratch_slots()
         self._block_defs = self._defs_by_block()
+        self.steps = 0  # evaluations done (memo misses), up to self.max_steps
+        size = (self.kernel.last - self.kernel.first) if self.kernel is not None else len(program.instrs)
+        self.max_steps = max(limits.LANE_STEPS_MIN, limits.LANE_STEPS_PER_INSTRUCTION * size)
+        self._refused: set[int] = set()  # instructions asked about after the budget ran out
+        self._limit: limits.LimitReached | None = None
 
     def _scratch_slots(self) -> dict[int, list[str]]:
         """Spill slots as pseudo registers ``scratch:OFFSET`` (one per dword):
@@ -125,8 +135,26 @@ class LaneEvaluator(InstructionSemantics):
             return self._value(reg, index)
         except RecursionError:
             return unknown(f"{reg} depends on a longer chain of instructions than isalint follows")
+        except _WorkLimit:
+            self._note_refused(index)
+            return unknown(f"analysis limit reached: {reg} not evaluated")
         finally:
             sys.setrecursionlimit(limit)
+
+    def _count_step(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise _WorkLimit
+
+    def _note_refused(self, index: int) -> None:
+        self._refused.add(index)
+        if self._limit is None:
+            ins = self.program.instrs[index]
+            name = self.kernel.name if self.kernel is not None else "the file"
+            self._limit = limits.LimitReached("the per-lane evaluation of LDS addresses", f"kernel {name}",
+                                              ins.lineno, 0, "their bank conflicts are not checked")
+            limits.record(self.program, self._limit)
+        self._limit.skipped = len(self._refused)
 
     def _value(self, reg: str, index: int) -> Value:
         b = self.cfg.block_of[index]
@@ -184,6 +212,7 @@ class LaneEvaluator(InstructionSemantics):
         tkey = ("e", key, frozenset(self._progress))
         if tkey in self._temp:
             return self._temp[tkey]  # type: ignore[return-value]
+        self._count_step()
         if header:
             # Solve enclosing loops first (outside in), so that a cycle through
             # this header and an outer one closes at the outer header.
@@ -274,6 +303,7 @@ class LaneEvaluator(InstructionSemantics):
         if tm is not None and reg in tm:  # type: ignore[operator]
             return tm[reg]  # type: ignore[index]
         ins = self.program.instrs[i]
+        self._count_step()
         results = self._evaluate(ins)
         out = {}
         for r in list(ins.defs) + self._slot_defs.get(i, []):
@@ -287,7 +317,11 @@ class LaneEvaluator(InstructionSemantics):
             self._temp[tkey] = out
         else:
             self._def_memo[i] = out
-        return out[reg]
+        found = out.get(reg)
+        if found is None:  # a spill slot that a store with a computed address may have overwritten
+            found = unknown(f"{reg} may be overwritten by '{ins.text()}' (line {ins.lineno}), whose address "
+                            "isalint does not follow")
+        return found
 
     def lds_access(self, ins) -> LdsAccess | Value | None:
         """:func:`isalint.model.lanes.lds.lds_access` of ``ins``."""

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 
 MASK = 0xFFFFFFFF
 WORKGROUP_ID_LIMIT = 1 << 24
+# A sum of more uniform symbols than this becomes one symbol with the sum's bounds and trailing
+# zeros: chains of branches or loops would otherwise grow every later value by one term each.
+MAX_TERMS = 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,7 +171,20 @@ class LaneAlgebra:
         d = a.term_dict()
         for k, c in b.terms:
             d[k] = d.get(k, 0) + c
-        return Value(tuple([(x + y) & MASK for x, y in zip(a.lanes, b.lanes)]), make_terms(d))
+        terms = make_terms(d)
+        if len(terms) > MAX_TERMS:
+            terms = self._collapse(terms)
+        return Value(tuple([(x + y) & MASK for x, y in zip(a.lanes, b.lanes)]), terms)
+
+    def _collapse(self, terms: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+        """The uniform terms summed into one symbol (placeholders of loops being solved stay)."""
+        keep = [t for t in terms if self.symbols[t[0]].varying]
+        fold = tuple(t for t in terms if not self.symbols[t[0]].varying)
+        if len(fold) < 2:
+            return terms
+        lo, hi = self.bounds(fold)
+        name = f"sum{len(fold)}#{hash(fold) & 0xFFFFFFFF:08x}"
+        return make_terms(dict(keep + list(self.fresh(name, lo, hi, self.tz(fold)).terms)))
 
     def neg(self, a: Value) -> Value:
         if not a.known:
