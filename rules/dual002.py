@@ -35,6 +35,13 @@ v_add_f32_e32 v3, v4, v5
 v_dual_mul_f32 v0, v1, v2 :: v_dual_add_f32 v3, v4, v5
 ```
 
+## Limits
+Pairs are searched among the candidates of one stretch of code in groups of
+128 consecutive candidates (the best pairing of a group is exact; a pair that
+would span two groups of a longer stretch is not considered), and for at most
+4,096 candidates per file: beyond that, LIMIT001 says how many were not
+checked. Real kernels stay far below both.
+
 ## Fix safety
 `isalint fix --dual-fmac` rewrites a whole GEMM FMA block and validates the
 result (legal pairs, waits, register budget). Other pairs are suggestions to
@@ -49,6 +56,7 @@ from __future__ import annotations
 
 from isalint.diagnostics import at_instr
 from isalint.hw.vopd import _forms, _pairing, dual_name
+from isalint.model import limits
 from isalint.model.fma_block import NotAnFmaBlock, find_block
 
 CODE = "DUAL002"
@@ -58,6 +66,7 @@ SUMMARY = "Single VALU instructions that could issue as one VOPD (or why they ca
 FIXABLE = "--dual-fmac"
 
 WINDOW = 32  # farthest partner considered, in instructions
+MATCH_GROUP = 128  # candidates whose best pairing is searched together (the search grows as its cube)
 _MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
 
 
@@ -65,9 +74,13 @@ def _is_boundary(ins) -> bool:
     return ins.opaque or ins.klass not in _MOVABLE_KLASSES or bool(ins.counters)
 
 
+def _may_be_candidate(ins) -> bool:
+    return not ins.opaque and ins.klass == "valu" and len(ins.stmts) == 1 and dual_name(ins.opcode) is not None
+
+
 def _candidate(analysis, ins):
     """The VOPD half of a single VALU instruction, or None."""
-    if ins.opaque or ins.klass not in ("valu",) or len(ins.stmts) != 1 or dual_name(ins.opcode) is None:
+    if not _may_be_candidate(ins):
         return None
     h = analysis.vopd_half(ins.index)
     return None if h.problems or h.vopd is None else h
@@ -161,94 +174,122 @@ def _fix_pass_accepts(analysis, loop) -> bool:
 
 
 def check(analysis):
-    program, cfg = analysis.program, analysis.cfg
+    program = analysis.program
     instrs = program.instrs
     indexed: dict[int, tuple] = {}
+    budget = max(0, limits.DUAL002_CANDIDATES)
+    skipped: list[int] = []
     for blk, region in _regions(analysis):
-        cands = {i: h for i in region if (h := _candidate(analysis, instrs[i])) is not None}
+        potential = [i for i in region if _may_be_candidate(instrs[i])]
+        if len(potential) > budget:
+            skipped.extend(potential[budget:])
+            potential = potential[:budget]
+        budget -= len(potential)
+        cands = {i: h for i in potential if (h := _candidate(analysis, instrs[i])) is not None}
         if not cands:
             continue
         fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
                        for i in region)
         if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
             continue
+        order = sorted(cands)
         if blk.id not in indexed:
             indexed[blk.id] = _edge_index(analysis.depgraph(list(blk.indices())))
-        edges, edge_regs = indexed[blk.id]
         pos = {i: n for n, i in enumerate(region)}
-        order = sorted(cands)
-        forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
+        for start in range(0, len(order), MATCH_GROUP):
+            group = order[start:start + MATCH_GROUP]
+            yield from _check_group(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd,
+                                    indexed[blk.id])
+    if skipped:
+        line = instrs[skipped[0]].lineno
+        limits.record(program, limits.LimitReached(
+            "DUAL002's pairing search", f"single VALU instructions from line {line}", line, len(skipped),
+            f"it checks at most {limits.DUAL002_CANDIDATES} per file"))
 
-        def pairing(a, b, stop=False):
-            for i in (a, b):
-                if i not in forms:
-                    forms[i] = _forms(cands[i])
-            return _pairing(cands[a], cands[b], forms[a], forms[b], stop=stop)
 
-        # Legal, movable pairs among the singles, then a maximum matching of them.
-        options: dict[tuple[int, int], object] = {}
-        refusals: dict[tuple[int, int], str | None] = {}  # None: not a legal pair, reason worked out on use
-        for n, a in enumerate(order):
-            for b in order[n + 1:]:
-                if b - a > WINDOW:
-                    break
-                k = _move(region[pos[a] + 1:pos[b]], edges, a, b)
-                if k is not None:
-                    regs = sorted(set(edge_regs.get((k, b), ())) | set(edge_regs.get((a, k), ())))
-                    refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
-                                        f"them with a dependency ({', '.join(regs) or 'registers'})")
-                    continue
-                if _same_parity(cands[a], cands[b]):
-                    refusals[(a, b)] = None  # every form breaks the destination parity rule
-                    continue
-                p = pairing(a, b, stop=True)
-                if p.legal:
-                    options[(a, b)] = p
-                else:
-                    refusals[(a, b)] = None
-        matched = _match(options)
-        loop = cfg.loop_of(region[0])
-        severity = "warning" if loop is not None else "info"
-        paired: set[int] = set()
-        for a, b in sorted(matched):
-            p = options[(a, b)]
-            paired.update((a, b))
-            where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
-            fix = FIXABLE if (loop is not None and _is_fma(cands[a]) and _is_fma(cands[b])
-                              and _fix_pass_accepts(analysis, loop)) else None
-            yield at_instr(program, instrs[a], CODE, severity,
-                           f"{instrs[a].text()} and line {instrs[b].lineno} ({instrs[b].text()}) can issue as one "
-                           f"VOPD ({where}): {p.text}", fix)
-        if loop is None:
-            continue  # outside loops only the pairs are worth a note
-        for i in order:
-            if i in paired:
+def _check_group(analysis, region, pos, cands, order, fma_vopd, indexed):
+    """The findings of the candidates ``order`` (sorted) of one region."""
+    program, cfg = analysis.program, analysis.cfg
+    instrs = program.instrs
+    edges, edge_regs = indexed
+    forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
+
+    def pairing(a, b, stop=False):
+        for i in (a, b):
+            if i not in forms:
+                forms[i] = _forms(cands[i])
+        return _pairing(cands[a], cands[b], forms[a], forms[b], stop=stop)
+
+    # Legal, movable pairs among the singles, then a maximum matching of them.
+    options: dict[tuple[int, int], object] = {}
+    refusals: dict[tuple[int, int], str | None] = {}  # None: not a legal pair, reason worked out on use
+    for n, a in enumerate(order):
+        for b in order[n + 1:]:
+            if b - a > WINDOW:
+                break
+            k = _move(region[pos[a] + 1:pos[b]], edges, a, b)
+            if k is not None:
+                regs = sorted(set(edge_regs.get((k, b), ())) | set(edge_regs.get((a, k), ())))
+                refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
+                                    f"them with a dependency ({', '.join(regs) or 'registers'})")
                 continue
-            h = cands[i]
-            partners = [j for j in order if j != i]
-            fix = FIXABLE if (loop is not None and _is_fma(h) and _fix_pass_accepts(analysis, loop)) else None
-            hint = (f"; `isalint fix --dual-fmac` re-assigns the loop's registers so that every FMA pairs"
-                    if fix else "")
-            if not partners:
-                if not (_is_fma(h) and fma_vopd):
-                    continue
-                msg = (f"{instrs[i].text()} stays single: no other single VALU instruction between the "
-                       f"boundaries around it to pair with{hint}")
-                yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+            if _same_parity(cands[a], cands[b]):
+                refusals[(a, b)] = None  # every form breaks the destination parity rule
                 continue
-            j = min(partners, key=lambda j: (abs(j - i), j))
-            key = (min(i, j), max(i, j))
-            if key in refusals:
-                why = refusals[key]
-                if why is None:
-                    why = pairing(*key).reason()
-            elif key in options:
-                other = next(b if a == j else a for a, b in matched if j in (a, b))
-                why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
+            p = pairing(a, b, stop=True)
+            if p.legal:
+                options[(a, b)] = p
             else:
-                why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
-            msg = f"{instrs[i].text()} cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}{hint}"
+                refusals[(a, b)] = None
+    matched = _match(options)
+    loop = cfg.loop_of(region[0])
+    severity = "warning" if loop is not None else "info"
+    paired: set[int] = set()
+    for a, b in sorted(matched):
+        p = options[(a, b)]
+        paired.update((a, b))
+        where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
+        fix = FIXABLE if (loop is not None and _is_fma(cands[a]) and _is_fma(cands[b])
+                          and _fix_pass_accepts(analysis, loop)) else None
+        yield at_instr(program, instrs[a], CODE, severity,
+                       f"{instrs[a].text()} and line {instrs[b].lineno} ({instrs[b].text()}) can issue as one "
+                       f"VOPD ({where}): {p.text}", fix)
+    if loop is None:
+        return  # outside loops only the pairs are worth a note
+    for n, i in enumerate(order):
+        if i in paired:
+            continue
+        h = cands[i]
+        fix = FIXABLE if (loop is not None and _is_fma(h) and _fix_pass_accepts(analysis, loop)) else None
+        hint = (f"; `isalint fix --dual-fmac` re-assigns the loop's registers so that every FMA pairs"
+                if fix else "")
+        if len(order) < 2:
+            if not (_is_fma(h) and fma_vopd):
+                continue
+            msg = (f"{instrs[i].text()} stays single: no other single VALU instruction between the "
+                   f"boundaries around it to pair with{hint}")
             yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+            continue
+        j = _nearest(order, n)
+        key = (min(i, j), max(i, j))
+        if key in refusals:
+            why = refusals[key]
+            if why is None:
+                why = pairing(*key).reason()
+        elif key in options:
+            other = next(b if a == j else a for a, b in matched if j in (a, b))
+            why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
+        else:
+            why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
+        msg = f"{instrs[i].text()} cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}{hint}"
+        yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+
+
+def _nearest(order: list[int], n: int) -> int:
+    """The candidate nearest to ``order[n]`` (the earlier one on a tie)."""
+    i = order[n]
+    around = [order[k] for k in (n - 1, n + 1) if 0 <= k < len(order)]
+    return min(around, key=lambda j: (abs(j - i), j))
 
 
 def _match(options) -> list[tuple[int, int]]:

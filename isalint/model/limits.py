@@ -14,6 +14,8 @@ LOOP_MEMBERSHIPS = 2_000_000
 # of the kernel (real kernels need less than one), and at least.
 LANE_STEPS_PER_INSTRUCTION = 10
 LANE_STEPS_MIN = 50_000
+# DUAL002: single VALU instructions whose pairings are searched, per file.
+DUAL002_CANDIDATES = 4_096
 
 
 @dataclass(eq=False)
