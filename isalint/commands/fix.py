@@ -26,8 +26,10 @@ from .common import fail, load_analysis
 @click.option("--gemm", "gemm_n", type=int, default=256, show_default=True,
               help="Matrix size for validating a kernel with the GEMM ABI.")
 def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, no_validate, gemm_n):
-    """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
-    from ..fixes.toolkit.pipeline import run_passes, validate, write_atomic
+    """Apply fix passes; exit 0 on success, 1 when a pass refused, validation failed or --diff shows a
+    change, 2 on input errors (and when the destination cannot be written or no assembler validates)."""
+    from ..fixes.toolkit.destination import DestinationError, check_destination, holds, write
+    from ..fixes.toolkit.pipeline import run_passes, validate, validator_missing
 
     chosen = [name for name, on in (("dual_fmac", dual_fmac), ("metadata", metadata)) if on]
     if not chosen:
@@ -36,6 +38,18 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
         fail("say where the result goes: -o OUT.s, --in-place, or --diff")
+    # everything that would make the work useless is checked before it starts
+    target = path if in_place else output
+    destination = None
+    if target:
+        try:
+            destination = check_destination(target)
+        except DestinationError as exc:
+            fail(str(exc))
+    if not no_validate:
+        missing = validator_missing()
+        if missing:
+            fail(f"{missing}; --no-validate writes the result unvalidated")
     analysis = load_analysis(path)
     outcome = run_passes(analysis, chosen, {"loop": loop_label})
     if outcome.refused is not None:
@@ -54,10 +68,20 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
         if verdict is not None:
             click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
             sys.exit(1)
+    diff = ""
     if show_diff:
-        click.echo("".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True),
-                                                fromfile=path, tofile=output or path)), nl=False)
-    target = path if in_place else output
-    if target:
-        write_atomic(target, text)
-        click.echo(f"isalint: wrote {target}", err=True)
+        diff = "".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True), fromfile=path,
+                                            tofile=output or path))
+        click.echo(diff, nl=False)
+    if destination is not None:
+        data = text.encode("utf-8", "surrogateescape")
+        if holds(destination, data):
+            click.echo(f"isalint: {target} already holds the result; left untouched", err=True)
+        else:
+            try:
+                write(destination, data)
+            except DestinationError as exc:
+                fail(str(exc))
+            click.echo(f"isalint: wrote {target}", err=True)
+    if diff:
+        sys.exit(1)  # as ruff's --diff: a change to make

@@ -3,8 +3,8 @@
 :func:`run_passes` gives each pass the previous one's output re-parsed and stops at the first refusal;
 :func:`validate` proves the result equal to the input (assembling both and comparing the machine code
 when only metadata changed, else running both in the emulator, :mod:`isalint.validate.equivalence`);
-:func:`write_atomic` writes through a temporary file in the target's directory and a rename, so the
-target is either untouched or complete.
+:func:`write_atomic` writes through :mod:`.destination` (a temporary file in the target's directory
+and a rename, so the target is either untouched or complete).
 """
 from __future__ import annotations
 
@@ -90,17 +90,20 @@ def _same_code(path: str, original: str, candidate: str) -> str | None:
     return None
 
 
-def write_atomic(target: str, text: str) -> None:
-    """Write ``text`` (surrogate escapes back to their bytes) to ``target`` through a temporary file in
-    the same directory and a rename."""
-    data = text.encode("utf-8", "surrogateescape")
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".isalint-", dir=directory)
+def validator_missing() -> str | None:
+    """Why the result could not be validated on this machine (no gfx11 assembler), else None."""
+    from ...validate.toolchain import ToolchainNotFound, find_toolchain
+
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        find_toolchain(need_linker=False)
+    except ToolchainNotFound as exc:
+        return f"cannot validate without an assembler: {exc}"
+    return None
+
+
+def write_atomic(target: str, text: str) -> None:
+    """Write ``text`` (surrogate escapes back to their bytes) to ``target`` (:mod:`.destination`: a
+    regular file through its symlinks, mode kept, temporary file and rename)."""
+    from .destination import check_destination, write
+
+    write(check_destination(target), text.encode("utf-8", "surrogateescape"))
