@@ -7,7 +7,6 @@ cannot be read / the output cannot be written. Nothing is written unless everyth
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import NoReturn
@@ -52,9 +51,13 @@ def assemble(file: Path, output: Path | None, obj_only: bool, toolchain_kind: st
         _fail(f"{file}: error: cannot read: {exc.strerror or exc}")
     if output is None:
         output = file.with_suffix(".o" if obj_only else ".hsaco")
-    out_dir = output.parent if str(output.parent) else Path(".")
-    if not out_dir.is_dir() or not os.access(out_dir, os.W_OK):
-        _fail(f"{output}: error: cannot write: directory {out_dir} is missing or not writable")
+    from ..fixes.toolkit.destination import DestinationError, check_destination, set_mode
+
+    try:
+        dest = check_destination(str(output))
+    except DestinationError as exc:
+        _fail(f"isalint: error: {exc}")
+    shown, output = output, Path(dest.path)  # written through its symlinks, never over a device
 
     try:
         tc = find_toolchain(toolchain_kind, need_linker=not obj_only)
@@ -80,7 +83,8 @@ def assemble(file: Path, output: Path | None, obj_only: bool, toolchain_kind: st
     _print_diagnostics(res)
     if not res.ok:
         raise SystemExit(1)
-    click.echo(f"{file} -> {output} ({tc.describe()})", err=True)
+    set_mode(dest)
+    click.echo(f"{file} -> {shown} ({tc.describe()})", err=True)
 
 
 command = assemble

@@ -73,7 +73,7 @@ def write(dest: Destination, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, dest.mode if dest.mode is not None else 0o666 & ~_umask())
+        os.chmod(tmp, _mode(dest))
         os.replace(tmp, dest.path)
     except OSError as exc:
         _remove(tmp)
@@ -81,6 +81,18 @@ def write(dest: Destination, data: bytes) -> None:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def set_mode(dest: Destination) -> None:
+    """Give a file another tool wrote at the destination the mode :func:`write` would have."""
+    try:
+        os.chmod(dest.path, _mode(dest))
+    except OSError:
+        pass
+
+
+def _mode(dest: Destination) -> int:
+    return dest.mode if dest.mode is not None else 0o666 & ~_umask()
 
 
 def _umask() -> int:
