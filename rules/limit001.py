@@ -40,7 +40,9 @@ FIXABLE = None
 def check(analysis):
     program = analysis.program
     lines = program.source.lines
+    first = lines[0].number if lines else 1  # a piece of a large file starts further down
     for limit in program.limits:
-        line = lines[limit.line - 1] if 0 < limit.line <= len(lines) else None
+        k = limit.line - first
+        line = lines[k] if 0 <= k < len(lines) else None
         end = len(line.text.rstrip()) + 1 if line is not None else 2
         yield Diagnostic(program.path, limit.line, 1, limit.line, max(2, end), CODE, SEVERITY, limit.message())

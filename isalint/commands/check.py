@@ -92,8 +92,8 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
 
     from .. import failure
     from .. import rules as registry
-    from ..analysis import Analysis
-    from ..checker import check_analysis, expand_paths, find_config, selected_codes, suppression_problems
+    from ..check_file import check_file
+    from ..checker import expand_paths, find_config, selected_codes
     from ..config import unknown_codes
     from ..parse.source import InputError
     from ..report import findings as out
@@ -135,9 +135,7 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
             else:
                 codes = selected_codes(available, config.select, cli_ignore + config.ignore)
             try:
-                analysis = Analysis.from_path(path, {"target": target or config.target})
-                found = check_analysis(analysis, codes)
-                warnings.extend(suppression_problems(analysis.program.source, available))
+                result = check_file(path, codes, target or config.target, available)
             except InputError as exc:
                 errors.append(str(exc))
                 continue
@@ -146,8 +144,10 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
                 errors.append(failure.describe(exc, path))
                 analysis = None
                 continue
-            sources[path] = analysis.program.source
-            diagnostics.extend(found)
+            analysis = result.analysis
+            warnings.extend(w for w in result.warnings if w not in warnings)
+            sources[path] = result.lines
+            diagnostics.extend(result.findings)
         if keep is not None:
             keep.append(analysis)
     finally:

@@ -16,6 +16,8 @@ LANE_STEPS_PER_INSTRUCTION = 10
 LANE_STEPS_MIN = 50_000
 # DUAL002: single VALU instructions whose pairings are searched, per file.
 DUAL002_CANDIDATES = 4_096
+# Findings reported per file (a finding on every line of a 64 MiB file would not fit in memory).
+FINDINGS_PER_FILE = 50_000
 
 
 @dataclass(eq=False)
@@ -25,9 +27,10 @@ class LimitReached:
     line: int  # where the finding points
     skipped: int  # instructions not checked (an analysis may raise it as it goes on refusing)
     detail: str = ""
+    unit: str = "instructions not checked"
 
     def message(self) -> str:
-        text = f"analysis limit reached in {self.analysis} ({self.where}): {self.skipped} instructions not checked"
+        text = f"analysis limit reached in {self.analysis} ({self.where}): {self.skipped} {self.unit}"
         return f"{text}; {self.detail}" if self.detail else text
 
 

@@ -97,6 +97,11 @@ def _file_kind(mode: int) -> str:
 
 
 def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
+    return parse_text(decode(data, path), path)
+
+
+def decode(data: bytes, path: str = "<input>") -> str:
+    """The text of ``data`` (invalid UTF-8 kept as surrogate escapes); InputError for binary data."""
     nul = data.find(b"\0")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -105,18 +110,17 @@ def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
     controls = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
     if head and controls * 20 > len(head):
         raise InputError(path, 1, "binary data (control bytes), not an assembly text file")
-    text = data.decode("utf-8", "surrogateescape")
-    source = parse_text(text, path)
-    return source
+    return data.decode("utf-8", "surrogateescape")
 
 
-def parse_text(text: str, path: str = "<input>") -> SourceFile:
+def parse_text(text: str, path: str = "<input>", first_line: int = 1) -> SourceFile:
+    """Parse ``text``; its first line is line ``first_line`` of ``path`` (a piece of a larger file)."""
     parts = _LINE_SPLIT.split(text)
     lines: list[Line] = []
     in_block_comment = False
     in_metadata = False
     encoding_errors = False
-    number = 0
+    number = first_line - 1
     for k in range(0, len(parts), 2):
         body = parts[k]
         eol = parts[k + 1] if k + 1 < len(parts) else ""

@@ -18,9 +18,8 @@ def render_text(diagnostics, sources: dict, color: bool) -> str:
         out.append(f"{loc} {sev} {d.message}")
         if d.fix:
             out.append(f"  {_DIM if color else ''}fix: {d.fix}{_RESET if color else ''}")
-        src = sources.get(d.path)
-        if src is not None and 1 <= d.line <= len(src.lines):
-            raw = src.lines[d.line - 1].text
+        raw = _line_text(sources.get(d.path), d.line)
+        if raw is not None:
             # the caret goes under the character the column names, tabs shown as one blank
             text = raw.replace("\t", " ")
             width = max(1, (d.end_column - d.column) if d.end_line == d.line else 1)
@@ -28,6 +27,15 @@ def render_text(diagnostics, sources: dict, color: bool) -> str:
             out.append(f"  {text.rstrip()}")
             out.append(f"  {_STYLE[d.severity] if color else ''}{caret}{_RESET if color else ''}")
     return "\n".join(out)
+
+
+def _line_text(src, number: int) -> str | None:
+    """Line ``number`` of a parsed file, or of a {line number: text} excerpt of one."""
+    if src is None:
+        return None
+    if isinstance(src, dict):
+        return src.get(number)
+    return src.lines[number - 1].text if 1 <= number <= len(src.lines) else None
 
 
 def summary_line(diagnostics, files: int) -> str:

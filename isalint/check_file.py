@@ -1,0 +1,122 @@
+"""Checking one file for ``isalint check``, within a memory bound whatever its size.
+
+A file of up to :data:`~isalint.parse.pieces.PIECE_LINES` lines is analysed whole. A longer one is
+analysed piece by piece (:mod:`isalint.parse.pieces`), each piece's model dropped before the next is
+built; a LIMIT001 finding says where a kernel had to be cut. At most
+:data:`~isalint.model.limits.FINDINGS_PER_FILE` findings are kept per file, and of the file's text
+only the lines they point at (for the carets of the text format).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic
+from .model import limits
+
+
+@dataclass
+class FileResult:
+    findings: list[Diagnostic] = field(default_factory=list)
+    lines: dict[int, str] = field(default_factory=dict)  # line number -> text, for the findings' lines
+    warnings: list[str] = field(default_factory=list)
+    dropped: int = 0  # findings beyond the cap
+    analysis: object = None  # a file analysed whole: its analysis (the caller decides when it is freed)
+
+
+def check_file(path: str, codes: list[str], target: str, available: list[str]) -> FileResult:
+    """The findings of the rules ``codes`` on ``path``; raises InputError for what is not assembly."""
+    from .analysis import Analysis
+    from .parse.pieces import PIECE_LINES, count_lines, split_pieces
+    from .parse.source import InputError, decode, parse_text, read_limited
+
+    text = decode(read_limited(path), path)
+    result = FileResult()
+    if count_lines(text) <= PIECE_LINES:
+        result.analysis = Analysis.from_source(parse_text(text, path), {"target": target})
+        _check_source(result.analysis, codes, available, result)
+        return _finish(result, path, codes)
+    import gc
+
+    pieces = split_pieces(text, PIECE_LINES)
+    checked = uncollected = 0
+    for n, piece in enumerate(pieces):
+        source = parse_text(text[piece.start:piece.end], path, piece.first_line)
+        try:
+            analysis = Analysis.from_source(source, {"target": target})
+        except InputError as exc:
+            if "no RDNA3 instruction found" in exc.message:
+                continue  # a piece of directives or metadata only: nothing to check there
+            raise
+        checked += 1
+        _check_source(analysis, codes, available, result)
+        del analysis, source
+        # a piece's model holds reference cycles and `check` runs with the collector off: collect
+        # once the models not yet collected add up to a piece
+        uncollected += (pieces[n + 1].first_line if n + 1 < len(pieces) else piece.first_line) - piece.first_line
+        if uncollected >= PIECE_LINES // 2:
+            gc.collect()
+            uncollected = 0
+        _cap(result)
+    if not checked:
+        raise InputError(path, 1, "no RDNA3 instruction found: not a gfx11 assembly file")
+    cuts = [p for p in pieces if p.cut_inside_unit]
+    if cuts and "LIMIT001" in codes:
+        first = cuts[0].first_line
+        result.findings.append(_limit_finding(path, limits.LimitReached(
+            "the whole-file analysis", f"from line {first}", first, len(cuts), "the file is analysed in pieces of "
+            f"{PIECE_LINES} lines; control flow across a cut is not followed", "cut(s) inside one kernel")))
+        result.lines.setdefault(first, _first_line(text, cuts[0]))
+    return _finish(result, path, codes)
+
+
+def _check_source(analysis, codes, available, result: FileResult) -> None:
+    from .checker import check_analysis, suppression_problems
+
+    found = check_analysis(analysis, codes)
+    result.warnings.extend(suppression_problems(analysis.program.source, available))
+    lines = analysis.program.source.lines
+    first = lines[0].number if lines else 1
+    for d in found:
+        result.findings.append(d)
+        k = d.line - first
+        if 0 <= k < len(lines):
+            result.lines[d.line] = lines[k].text
+    if len(result.findings) > 2 * limits.FINDINGS_PER_FILE:
+        _cap(result)
+
+
+def _cap(result: FileResult) -> None:
+    """Keep the first FINDINGS_PER_FILE findings (and every LIMIT001), count the others."""
+    cap = limits.FINDINGS_PER_FILE
+    own = [d for d in result.findings if d.code != "LIMIT001"]
+    if len(own) <= cap:
+        return
+    own.sort(key=Diagnostic.sort_key)
+    result.dropped += len(own) - cap
+    result.findings = own[:cap] + [d for d in result.findings if d.code == "LIMIT001"]
+    wanted = {d.line for d in result.findings}
+    result.lines = {n: t for n, t in result.lines.items() if n in wanted}
+
+
+def _finish(result: FileResult, path: str, codes: list[str]) -> FileResult:
+    _cap(result)
+    if result.dropped and "LIMIT001" in codes:
+        last = max((d.line for d in result.findings if d.code != "LIMIT001"), default=1)
+        result.findings.append(_limit_finding(path, limits.LimitReached(
+            "the report", f"after line {last}", last, result.dropped,
+            f"isalint reports at most {limits.FINDINGS_PER_FILE} per file", "findings not shown")))
+    result.findings.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _limit_finding(path: str, limit: limits.LimitReached) -> Diagnostic:
+    return Diagnostic(path, limit.line, 1, limit.line, 2, "LIMIT001", "warning", limit.message())
+
+
+def _first_line(text: str, piece) -> str:
+    end = piece.end
+    for eol in ("\r", "\n"):
+        k = text.find(eol, piece.start, piece.end)
+        if k >= 0:
+            end = min(end, k)
+    return text[piece.start:end]
