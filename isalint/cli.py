@@ -79,7 +79,9 @@ def main(argv=None):
     sys.exit(_run(args))
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], hard_exit: bool = True) -> int:
+    """The exit code of ``isalint ARGS``. ``hard_exit``: a plain ``check`` ends the process itself
+    (:func:`isalint.commands.check.run`); off, everything returns here (for running in-process)."""
     from . import failure
 
     try:
@@ -88,7 +90,7 @@ def _run(args: list[str]) -> int:
 
             opts = check.parse_args(args[1:])
             if opts is not None:
-                return check.run(**opts, hard_exit=True)
+                return check.run(**opts, hard_exit=hard_exit)
         return _run_click(args)
     except KeyboardInterrupt:
         _say("isalint: interrupted")
