@@ -8,36 +8,35 @@ only the lines they point at (for the carets of the text format).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .diagnostics import Diagnostic
 from .model import limits
 
 
-@dataclass
 class FileResult:
-    findings: list[Diagnostic] = field(default_factory=list)
-    lines: dict[int, str] = field(default_factory=dict)  # line number -> text, for the findings' lines
-    warnings: list[str] = field(default_factory=list)
-    dropped: int = 0  # findings beyond the cap
-    analysis: object = None  # a file analysed whole: its analysis (the caller decides when it is freed)
+    def __init__(self):
+        self.findings: list[Diagnostic] = []
+        self.lines: dict[int, str] = {}  # line number -> text, for the findings' lines
+        self.warnings: list[str] = []
+        self.dropped = 0  # findings beyond the cap
+        self.analysis = None  # a file analysed whole: its analysis (the caller decides when it is freed)
 
 
 def check_file(path: str, codes: list[str], target: str, available: list[str]) -> FileResult:
     """The findings of the rules ``codes`` on ``path``; raises InputError for what is not assembly."""
     from .analysis import Analysis
-    from .parse.pieces import PIECE_LINES, count_lines, split_pieces
+    from .parse import pieces as cutting
     from .parse.source import InputError, decode, parse_text, read_limited
 
     text = decode(read_limited(path), path)
     result = FileResult()
-    if count_lines(text) <= PIECE_LINES:
+    if cutting.count_lines(text) <= cutting.PIECE_LINES:
         result.analysis = Analysis.from_source(parse_text(text, path), {"target": target})
         _check_source(result.analysis, codes, available, result)
         return _finish(result, path, codes)
     import gc
 
-    pieces = split_pieces(text, PIECE_LINES)
+    PIECE_LINES = cutting.PIECE_LINES  # noqa: N806 - read at call time (tests lower it)
+    pieces = cutting.split_pieces(text, PIECE_LINES)
     checked = uncollected = 0
     for n, piece in enumerate(pieces):
         source = parse_text(text[piece.start:piece.end], path, piece.first_line)

@@ -6,7 +6,6 @@ code 2, never a traceback (``ISALINT_TRACEBACK=1`` prints it, for a bug report).
 from __future__ import annotations
 
 import os
-import traceback
 from contextlib import contextmanager
 
 EXIT_ERROR = 2
@@ -45,4 +44,6 @@ def describe(exc: BaseException, path: str | None = None) -> str:
 
 def print_traceback_if_asked(exc: BaseException) -> None:
     if os.environ.get("ISALINT_TRACEBACK"):
+        import traceback
+
         traceback.print_exception(type(exc), exc, exc.__traceback__)

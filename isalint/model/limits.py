@@ -6,8 +6,6 @@ checked only in part without saying so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Loop bodies: the total number of (loop, block) memberships of a file's natural loops.
 LOOP_MEMBERSHIPS = 2_000_000
 # The lane evaluator (LDS001): instructions and block entries evaluated per kernel, per instruction
@@ -20,14 +18,17 @@ DUAL002_CANDIDATES = 4_096
 FINDINGS_PER_FILE = 50_000
 
 
-@dataclass(eq=False)
 class LimitReached:
-    analysis: str  # what gave up: "the loop analysis", "DUAL002's pairing search", ...
-    where: str  # the part of the file it gave up on
-    line: int  # where the finding points
-    skipped: int  # instructions not checked (an analysis may raise it as it goes on refusing)
-    detail: str = ""
-    unit: str = "instructions not checked"
+    """What gave up (``analysis``: "the loop analysis", ...), on which part of the file (``where``,
+    the finding at ``line``), how much it left (``skipped`` ``unit``: an analysis may raise it as it
+    goes on refusing) and what that means (``detail``)."""
+
+    __slots__ = ("analysis", "where", "line", "skipped", "detail", "unit")
+
+    def __init__(self, analysis: str, where: str, line: int, skipped: int, detail: str = "",
+                 unit: str = "instructions not checked"):
+        self.analysis, self.where, self.line, self.skipped = analysis, where, line, skipped
+        self.detail, self.unit = detail, unit
 
     def message(self) -> str:
         text = f"analysis limit reached in {self.analysis} ({self.where}): {self.skipped} {self.unit}"

@@ -9,7 +9,6 @@ Only such inner cuts lose anything: control flow across them is not followed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 PIECE_LINES = 120_000
 _EOL = re.compile(r"\r\n|\n|\r")
@@ -17,12 +16,17 @@ _TARGET = re.compile(r"[ \t]*\.amdgcn_target\b")
 _LABEL = re.compile(r"[ \t]*[.A-Za-z_$][\w.$@]*:(?!:)")
 
 
-@dataclass(frozen=True)
 class Piece:
-    start: int  # offset of its first character in the text
-    end: int  # offset one past its last character
-    first_line: int  # number of its first line in the file
-    cut_inside_unit: bool  # it continues a compilation unit cut before it (at a label or the limit)
+    """``text[start:end]``, whose first line is line ``first_line`` of the file; ``cut_inside_unit``:
+    it continues a compilation unit cut before it (at a label or at the limit)."""
+
+    __slots__ = ("start", "end", "first_line", "cut_inside_unit")
+
+    def __init__(self, start: int, end: int, first_line: int, cut_inside_unit: bool):
+        self.start, self.end, self.first_line, self.cut_inside_unit = start, end, first_line, cut_inside_unit
+
+    def __repr__(self) -> str:
+        return f"Piece({self.start}, {self.end}, line {self.first_line}, cut_inside_unit={self.cut_inside_unit})"
 
 
 def count_lines(text: str) -> int:
