@@ -24,6 +24,7 @@ COMMANDS = {
 }
 
 _GROUP = None
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
 
 
 def _available(name: str) -> bool:
@@ -82,8 +83,6 @@ def main(argv=None):
 def _run(args: list[str], hard_exit: bool = True) -> int:
     """The exit code of ``isalint ARGS``. ``hard_exit``: a plain ``check`` ends the process itself
     (:func:`isalint.commands.check.run`); off, everything returns here (for running in-process)."""
-    from . import failure
-
     try:
         if args[:1] == ["check"]:
             from .commands import check
@@ -94,13 +93,15 @@ def _run(args: list[str], hard_exit: bool = True) -> int:
         return _run_click(args)
     except KeyboardInterrupt:
         _say("isalint: interrupted")
-        return failure.EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     except SystemExit as exc:
         return _exit_code(exc.code)
     except BrokenPipeError:  # `isalint ... | head`
         _silence_stdout()
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, reported in one line
+        from . import failure
+
         failure.print_traceback_if_asked(exc)
         _say("isalint: " + failure.describe(exc, failure.current_file() or _named_file(args)))
         return failure.EXIT_ERROR
@@ -113,8 +114,6 @@ def _run_click(args: list[str]) -> int:
         result = _build_group().main(args=args, prog_name="isalint", standalone_mode=False)
     except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
         _say("isalint: interrupted")
-        from .failure import EXIT_INTERRUPTED
-
         return EXIT_INTERRUPTED
     except click.exceptions.ClickException as exc:
         exc.show()

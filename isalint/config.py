@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from .parse.source import InputError, read_limited
 
@@ -20,13 +19,17 @@ class ConfigError(InputError):
     """A configuration isalint cannot follow; reported as one line, exit code 2."""
 
 
-@dataclass
 class Config:
-    select: list[str] | None = None
-    ignore: list[str] = field(default_factory=list)
-    target: str = "gfx1100"
-    origin: str | None = None  # the pyproject.toml it came from
-    warnings: list[str] = field(default_factory=list)
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None, target: str = "gfx1100",
+                 origin: str | None = None):
+        self.select = select
+        self.ignore = ignore if ignore is not None else []
+        self.target = target
+        self.origin = origin  # the pyproject.toml it came from
+        self.warnings: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"Config(select={self.select}, ignore={self.ignore}, target={self.target!r}, origin={self.origin!r})"
 
 
 def find_config(start: str) -> Config:

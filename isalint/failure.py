@@ -9,7 +9,6 @@ import os
 from contextlib import contextmanager
 
 EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a process ended by Ctrl-C
 
 _files: list[str] = []
 

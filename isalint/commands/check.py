@@ -90,7 +90,6 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
     (the caller is about to end the process)."""
     import gc
 
-    from .. import failure
     from .. import rules as registry
     from ..check_file import check_file
     from ..checker import expand_paths, find_config, selected_codes
@@ -140,6 +139,8 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
                 errors.append(str(exc))
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug: say so for this file, check the others
+                from .. import failure
+
                 failure.print_traceback_if_asked(exc)
                 errors.append(failure.describe(exc, path))
                 analysis = None
