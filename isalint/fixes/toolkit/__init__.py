@@ -49,7 +49,12 @@ Verify (:mod:`.verify`)
 Pipeline (:mod:`.pipeline`) — used by ``isalint fix``
     ``run_passes(analysis, names, options) -> Outcome`` (original, text, summaries, refused,
     only_metadata); ``validate(path, original, candidate, gemm_n, code_unchanged)`` (assemble and compare
-    machine code, or emulate both, :mod:`isalint.validate`); ``write_atomic(target, text)``.
+    machine code, or emulate both, :mod:`isalint.validate`); ``validator_missing()``;
+    ``write_atomic(target, text)``.
+Destination (:mod:`.destination`) — used by ``isalint fix`` and ``isalint assemble``
+    ``check_destination(target)`` before any work (regular file or none, through symlinks, in a
+    directory where a file can be created), ``write(dest, data)`` (temporary file and rename, mode kept
+    or from the umask), ``holds(dest, data)``.
 
 A new pass adds its module or package under :mod:`isalint.fixes`, a line to
 :data:`isalint.fixes.PASSES` and its option to :mod:`isalint.commands.fix`; it imports from the model,
