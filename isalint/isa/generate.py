@@ -525,6 +525,12 @@ _IMM_TYPES = {"OPR_SIMM16", "OPR_SIMM24", "OPR_SIMM4", "OPR_SIMM5", "OPR_SIMM8",
 _IMPLICIT = {"VCC": "vcc_lo", "VCCZ": "vcc_lo", "VCC_LO": "vcc_lo", "EXEC": "exec_lo", "EXECZ": "exec_lo",
              "EXEC_LO": "exec_lo", "SCC": "scc", "M0": "m0"}
 _LANE_MASK_FMT = "FMT_NUM_M64"
+# The tables give the subvector-loop opcodes neither operands nor pseudocode. They are written
+# ``SDST, label`` (SOPK with a branch target); in a wave64 subvector loop (RDNA3 ISA guide,
+# "Subvector Looping") the begin saves half of EXEC in SDST and the end reads it back, both
+# changing EXEC and branching.
+_SUBVECTOR_LOOP = {"SOPKOp.S_SUBVECTOR_LOOP_BEGIN": "def", "SOPKOp.S_SUBVECTOR_LOOP_END": "defuse"}
+_SUBVECTOR_LOOP_FIELDS = {"sdst": ("FMT_NUM_B32", 32, "OPR_SDST"), "simm16": ("FMT_NUM_B16", 16, "OPR_LABEL")}
 _PLACEHOLDER = "vcc_lo"  # LLVM writes the implicit VCC of VOP2/VOPC e32 forms explicitly (wave32)
 
 
@@ -545,6 +551,8 @@ class Builder:
     # -- operand data helpers ----------------------------------------------------------------
     def _opdata(self, key: str, encoding: str) -> dict[str, tuple[str, int, str]]:
         data = dict(self.t.operands.get(key, {}))
+        if not data and key in _SUBVECTOR_LOOP:
+            data = dict(_SUBVECTOR_LOOP_FIELDS)
         if not data and encoding in ("FLAT", "GLOBAL", "SCRATCH"):
             # a FLAT-family opcode without operand data borrows its same-named sibling's
             suffix = key.split(".", 1)[1].split("_", 1)[1]
@@ -695,6 +703,10 @@ class Builder:
         if enc in VALU_ENCODINGS or enc in VMEM_ENCODINGS or enc in ("DS", "LDSDIR", "EXP"):
             add_implicit(iuses, "exec_lo")
 
+        if key in _SUBVECTOR_LOOP:
+            ops[0]["role"] = _SUBVECTOR_LOOP[key]
+            idefs += ["exec_lo", "exec_hi"]
+            iuses += ["exec_lo", "exec_hi"]
         return {"encoding": enc, "ops": ops, "idefs": idefs, "iuses": iuses, "pc": pc, "key": key}
 
     @staticmethod
