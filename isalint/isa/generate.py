@@ -804,10 +804,10 @@ def classify(mnemonic: str, e: dict, optypes: set[str]) -> tuple[str, list[str]]
 # --------------------------------------------------------------------------------------------
 
 
-def _dpp_legal(e: dict) -> bool:
+def _dpp_legal(e: dict, base: str) -> bool:
     """DPP exists for VOP1/VOP2/VOPC opcodes with only 32-bit-or-narrower operands, a VGPR (or VCC)
     result, a full source operand in src0 and no literal constant."""
-    if e["encoding"] not in ("VOP1", "VOP2", "VOPC"):
+    if e["encoding"] not in ("VOP1", "VOP2", "VOPC") or base in _NO_VOP3_DPP:
         return False
     ops = e["ops"]
     if not any(o["name"] == "src0" and o["kind"] == "src" for o in ops):
@@ -828,7 +828,7 @@ def _op_row(o: dict) -> list:
     return row + [1] if o.get("optional") else row
 
 
-# VOP3 opcodes of 32-bit operands that LLVM 19 has no DPP form for (checked both ways by the
+# Opcodes of 32-bit operands that LLVM 19 has no DPP form for (VOP3; the DX9 FMAC not even in VOP2) (checked both ways by the
 # llvm-mc oracle test): lane access, the division helpers, the full-width integer multiplies,
 # the DX9 multiply-adds, v_mov_b16 and the no-operand ops.
 _NO_VOP3_DPP = {"v_div_fixup_f32", "v_div_fmas_f32", "v_div_scale_f32", "v_fma_dx9_zero_f32",
@@ -920,7 +920,7 @@ def build(t: Tables) -> dict:
             is_tr = base in trans_base
             put(mn, e, opcode, is_trans=is_tr)          # <name>_e32
             put(base, e, opcode, is_trans=is_tr)        # bare name resolves to the e32 form
-            if _dpp_legal(e):
+            if _dpp_legal(e, base):
                 put(base + "_dpp", _dpp_variant(e), opcode, is_trans=is_tr)
         elif enc in ("VOP3", "VOP3SD"):
             optypes = {v[2] for v in b._opdata(key, enc).values()}
