@@ -124,6 +124,13 @@ def test_kernel_in_older_spellings_checks_clean_and_validates(runner, tmp_path):
     aliased.write_text(text)
     r = runner.invoke(cli, ["check", str(aliased), "--select", "PARSE"])
     assert r.exit_code == 0, r.output
+    # every rule reads the old spellings as the opcodes they stand for: the same findings
+    import json
+
+    def findings(path):
+        out = runner.invoke(cli, ["check", str(path), "--format", "json"]).output
+        return sorted((f["code"], f["line"]) for f in json.loads(out))
+    assert findings(aliased) == findings(WGP) != []
     r = runner.invoke(cli, ["dump", str(aliased)])
     assert "v_add_u32_e32 (= v_add_nc_u32_e32)" in r.output and "ds_read_b128 (= ds_load_b128)" in r.output
     r = runner.invoke(cli, ["validate", str(WGP), str(aliased), "--gemm", "64"])
