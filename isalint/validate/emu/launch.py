@@ -190,6 +190,7 @@ class Kernel:
         if mode not in (0, 3):
             raise LaunchError(f".amdhsa_float_denorm_mode_32 {mode} (partial flushing) is not emulated", self.path)
         self.flush_f32 = mode == 0
+        self.f16_denorm_mode = d.get(".amdhsa_float_denorm_mode_16_64", 3)
         self.layout = sgpr_layout(d)
         self.args = kernel_args(k)
         self.kernarg_size = max(d.get(".amdhsa_kernarg_size", 0),
@@ -208,7 +209,7 @@ class Kernel:
     # -- compilation ------------------------------------------------------------------
     def compile(self, machine: Machine) -> None:
         t0 = time.perf_counter()
-        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        vctx = ValuCtx(self.nvgpr, self.flush_f32, self.f16_denorm_mode)
         mctx = self._mctx = MemCtx(machine, self.nvgpr, self.path)
         labels = self.program.labels
         ops = []
@@ -291,7 +292,7 @@ class Kernel:
         """(line, opcode, reason) of every instruction of the kernel the emulator cannot execute."""
         m = Machine()
         out = []
-        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        vctx = ValuCtx(self.nvgpr, self.flush_f32, self.f16_denorm_mode)
         mctx = MemCtx(m, self.nvgpr, self.path)
         for ins in self.program.instrs[self.kernel.first:self.kernel.last]:
             try:
