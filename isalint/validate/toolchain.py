@@ -302,11 +302,13 @@ class Toolchain:
         else:
             shown = source_name or "<input>"
         mcpu = mcpu or _sniff_mcpu(text) or DEFAULT_MCPU
+        # wave64 code assembles only in wave64 mode, which the file says by its kernel descriptor
+        mattr = "+wavefrontsize64" if _WAVE64.search(text) else None
         obj_path = Path(obj_path)
         tmp = _temp_beside(obj_path, ".o")
         try:
             inp = str(path) if path is not None else "-"
-            argv = self._asm_argv(mcpu, inp, str(tmp), filetype="obj")
+            argv = self._asm_argv(mcpu, inp, str(tmp), filetype="obj", mattr=mattr)
             res = self._run(argv, None if path is not None else text, timeout,
                             rename={"<stdin>": shown, str(path): shown} if path else {"<stdin>": shown},
                             default_path=shown)
@@ -445,6 +447,7 @@ class Toolchain:
         return out
 
 
+_WAVE64 = re.compile(r"^[ \t]*\.amdhsa_wavefront_size32[ \t]+0\b", re.M)
 _MARK = "__isalint_line_"
 _MARK_RE = re.compile(rf"^{_MARK}(\d+):\s*$")
 _ENC_RE = re.compile(r"^\s*(?P<text>\S.*?)\s*;\s*encoding:\s*\[(?P<bytes>[^\]]*)\]")
