@@ -138,12 +138,12 @@ def test_kernel_in_older_spellings_checks_clean_and_validates(runner, tmp_path):
 
 
 def test_unemulated_instruction_is_named_and_exit_2(runner, tmp_path):
-    text = WGP.read_text().replace("\tbuffer_gl0_inv\n", "\tbuffer_gl0_inv\n\tv_pk_fma_f16 v30, v30, v30, v30\n", 1)
+    text = WGP.read_text().replace("\tbuffer_gl0_inv\n", "\tbuffer_gl0_inv\n\tv_add_f16 v30, v30, v30\n", 1)
     k = tmp_path / "packed.s"
     k.write_text(text)
     r = runner.invoke(cli, ["validate", str(WGP), str(k), "--gemm", "64"])
     assert r.exit_code == 2, r.output
-    assert "v_pk_fma_f16" in r.output
+    assert "v_add_f16" in r.output
 
 
 def test_run_saves_c_and_reads_inputs(runner, tmp_path):
