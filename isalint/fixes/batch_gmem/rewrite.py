@@ -1,0 +1,214 @@
+"""Registers and text of the rewrite.
+
+:func:`layout` decides where everything goes: the insertion point before the loop (the end of its
+single preheader), the SGPR pairs of the bases and the SGPRs of the steps (free over the whole
+loop once the dead address computations are gone), one VGPR per offset group, and scratch
+registers at the insertion point. :func:`render` edits the text: SALU bases and steps and VALU
+offsets before the loop, ``v_add_nc_u32`` of each offset at the top of the loop header, each load
+rewritten to ``global_load_* vD, vOFF, s[base:base+1]``, and the address instructions that are
+dead removed (with the ``s_delay_alu`` hints of their blocks, which described them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...model.affine.poly import Poly
+from .. import FixRefused
+from .emit_salu import Registers, SaluWriter, _lit
+from .emit_valu import ValuWriter
+from .registers import dead_chain, free_over, sgpr_pairs, view
+
+SGPR_CEILING = 104  # highest SGPR + 1: with VCC's 2 the kernel stays within the 106 SGPRs of gfx11
+
+
+@dataclass
+class Layout:
+    insert_at: int  # index of the preheader instruction the setup goes before (its branch)
+    header_first: int  # index of the loop header's first instruction
+    dead: set[int]
+    bases: dict[Poly, int] = field(default_factory=dict)  # base polynomial -> SGPR pair
+    steps: dict[Poly, int | None] = field(default_factory=dict)  # step -> SGPR (None: an inline constant)
+    offsets: list[int] = field(default_factory=list)  # per group
+    setup: list[str] = field(default_factory=list)  # SALU then VALU lines before the loop
+
+
+def preheader(analysis, loop) -> int:
+    """The index of the branch ending the loop's single preheader."""
+    cfg, program = analysis.cfg, analysis.program
+    outside = [p for p in cfg.blocks[loop.header].preds if p not in loop.blocks]
+    label = cfg.blocks[loop.header].label or f"line {program.instrs[cfg.blocks[loop.header].first].lineno}"
+    if len(outside) != 1:
+        raise FixRefused(f"{program.path}: the loop at {label} is entered from {len(outside)} places; the bases need "
+                         "one block before the loop to be computed in")
+    pre = cfg.blocks[outside[0]]
+    last = program.instrs[pre.last - 1] if pre.last > pre.first else None
+    if last is None or not last.is_unconditional_branch() or pre.succs != [loop.header]:
+        where = f"line {last.lineno}" if last is not None else label
+        raise FixRefused(f"{program.path}: {where}: the block before the loop at {label} does not end with a branch "
+                         "to it alone, so there is no place that runs once before the loop")
+    return pre.last - 1
+
+
+def layout(analysis, plan, limits) -> Layout:
+    """Registers and setup code. The setup reads registers at the insertion point, which must then
+    stay alive there (their definitions are kept, no base goes in them): repeated until the
+    registers it reads no longer change."""
+    program = analysis.program
+    at = preheader(analysis, plan.loop)
+    reads: set[str] = set()
+    for _ in range(4):
+        out, now = _attempt(analysis, plan, limits, at, reads)
+        if now <= reads:
+            return out
+        reads |= now
+    raise FixRefused(f"{program.path}:{program.instrs[at].lineno}: internal error: the setup code keeps "
+                     "needing other registers")
+
+
+def _attempt(analysis, plan, limits, at: int, reads: set[str]) -> tuple[Layout, set[str]]:
+    program, cfg = analysis.program, analysis.cfg
+    loads = {ld.index: _address_regs(program.instrs[ld.index]) for ld in plan.loads}
+    extra = {at: reads}
+    dead = dead_chain(program, plan.kernel, loads, extra)
+    after = view(program, dead, {i: set(r) for i, r in loads.items()}, extra)
+    across = sorted(plan.loop.indices(cfg)) + [at]
+    free_s, free_v = free_over(after, across)
+    out = Layout(at, cfg.blocks[plan.loop.header].first, dead)
+    bases = list(dict.fromkeys(ld.base for ld in plan.loads))
+    steps = list(dict.fromkeys(g.step for g in plan.groups if not g.step.is_const))
+    pairs = sgpr_pairs(free_s, len(bases), SGPR_CEILING)
+    where = f"{program.path}:{program.instrs[at].lineno}"
+    if pairs is None:
+        have = len(sgpr_pairs(free_s, 0, SGPR_CEILING) or [])
+        raise FixRefused(f"{where}: no free SGPRs for the bases: {len(bases)} aligned SGPR pairs must stay free over "
+                         f"the loop, {have} are (SGPR liveness over s0-s{SGPR_CEILING - 1})")
+    used = {n for p in pairs for n in (p, p + 1)}
+    singles = [n for n in free_s if n not in used and n < SGPR_CEILING][:len(steps)]
+    if len(singles) < len(steps):
+        raise FixRefused(f"{where}: no free SGPRs for the per-iteration steps of the offsets")
+    used |= set(singles)
+    out.bases = dict(zip(bases, pairs))
+    out.steps = {s: n for s, n in zip(steps, singles)}
+    for g in plan.groups:
+        if g.step.is_const:
+            out.steps[g.step] = None
+    limit_v = max(plan.kernel.descriptor.get(".amdhsa_next_free_vgpr", 256), 1)
+    vg = [n for n in free_v if n < limit_v] or [n for n in free_v if n < 256]
+    if len(vg) < len(plan.groups):
+        raise FixRefused(f"{where}: no free VGPRs for the {len(plan.groups)} offsets")
+    out.offsets = vg[:len(plan.groups)]
+    out.setup, read = _setup(analysis, plan, limits, out, after, used)
+    return out, read
+
+
+def _address_regs(ins) -> list[str]:
+    return next(s for s in ins.slots[0] if s.name in ("addr", "vaddr")).regs
+
+
+def _setup(analysis, plan, limits, out: Layout, after, used: set[int]) -> list[str]:
+    program = analysis.program
+    at = out.insert_at
+    where = f"{program.path}:{program.instrs[at].lineno}"
+    tmp_s, tmp_v = free_over(after, [at])
+    tmp_s = [n for n in tmp_s if n not in used]
+    ranges = _ranges(plan, limits)
+    regs = Registers(plan.ev, at, ranges)
+    scratch = sgpr_pairs(tmp_s, 2, 106)
+    single = [n for n in tmp_s if scratch is None or n not in (scratch[0], scratch[0] + 1, scratch[1], scratch[1] + 1)]
+    if scratch is None or not single:
+        raise FixRefused(f"{where}: not enough free SGPRs before the loop to compute the bases in")
+    salu = SaluWriter(regs, scratch[0], scratch[1], single[0], where)
+    cache: dict = {}
+    for g in plan.groups:
+        prev = None
+        for ld in g.loads:
+            dst = out.bases[ld.base]
+            if prev is not None and prev[1] == ld.base:
+                continue
+            salu.base(dst, ld.base, prev, cache)
+            prev = (dst, ld.base)
+    for step, n in out.steps.items():
+        if n is not None:
+            salu.word(n, step)
+    valu = ValuWriter(plan.ev, at, regs, [n for n in tmp_v if n not in out.offsets], where)
+    for g, v in zip(plan.groups, out.offsets):
+        n = out.steps.get(g.step)
+        valu.into(v, g.start)
+        if n is not None:
+            valu.emit(f"v_subrev_nc_u32 v{v}, s{n}, v{v}")
+        elif g.step.constant:
+            valu.emit(f"v_add_nc_u32 v{v}, {_lit(-g.step.constant)}, v{v}")
+    return salu.lines + valu.lines, regs.read
+
+
+def _ranges(plan, limits) -> dict[str, tuple[int, int]]:
+    out = {}
+    for name, a in plan.ev.atoms.items():
+        if a.kind != "uniform":
+            continue
+        if name == limits.size:
+            out[name] = (1, limits.limit)
+        elif a.lo is not None and a.hi is not None and not a.arg.get("kind") == "by_value":
+            out[name] = (a.lo, a.hi)
+    return out
+
+
+def render(analysis, plan, out: Layout, note: str) -> str:
+    program = analysis.program
+    source = program.source
+    cfg = analysis.cfg
+    replace: dict[int, str | None] = {}
+    before: dict[int, list[str]] = {}
+    blocks = {cfg.block_of[i] for i in out.dead}
+    for i in out.dead:
+        replace[program.instrs[i].line.number - 1] = None
+    for b in blocks:
+        for i in cfg.blocks[b].indices():
+            if program.instrs[i].opcode == "s_delay_alu":
+                replace[program.instrs[i].line.number - 1] = None
+    for k, g in enumerate(plan.groups):
+        for ld in g.loads:
+            ins = program.instrs[ld.index]
+            replace[ins.line.number - 1] = _saddr_form(ins, out.offsets[k], out.bases[ld.base])
+    pre = program.instrs[out.insert_at].line
+    indent = _indent(pre.text)
+    before[pre.number - 1] = [f"{indent}; {note}"] + [indent + t for t in out.setup]
+    head = program.instrs[out.header_first].line
+    hindent = _indent(head.text)
+    adv = []
+    for k, g in enumerate(plan.groups):
+        if g.step == Poly():
+            continue
+        n = out.steps.get(g.step)
+        src = f"s{n}" if n is not None else _lit(g.step.constant)
+        adv.append(f"{hindent}v_add_nc_u32 v{out.offsets[k]}, {src}, v{out.offsets[k]}")
+    before.setdefault(head.number - 1, []).extend(adv)
+    eol = next((ln.eol for ln in source.lines if ln.eol), "\n")
+    parts: list[str] = []
+    for n, line in enumerate(source.lines):
+        for t in before.get(n, ()):
+            parts.append(t + eol)
+        if n in replace:
+            if replace[n] is not None:
+                parts.append(replace[n] + line.eol)
+            continue
+        parts.append(line.text + line.eol)
+    return "".join(parts)
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())] or "\t"
+
+
+def _saddr_form(ins, offset_vgpr: int, pair: int) -> str:
+    """The load's line with its VGPR pair address replaced by the offset VGPR and ``off`` by the base."""
+    text = ins.line.text
+    slots = ins.slots[0]
+    addr = next(s for s in slots if s.name in ("addr", "vaddr")).operand
+    saddr = next(s for s in slots if s.name == "saddr").operand
+    for op, new in sorted(((addr, f"v{offset_vgpr}"), (saddr, f"s[{pair}:{pair + 1}]")), key=lambda t: -t[0].col):
+        start = op.col - 1
+        if text[start:start + len(op.text)] != op.text:
+            raise FixRefused(f"internal error: cannot find operand {op.text} on line {ins.lineno}")
+        text = text[:start] + new + text[start + len(op.text):]
+    return text
