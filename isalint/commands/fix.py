@@ -20,28 +20,42 @@ from .common import fail, load_analysis
 
 PASSES = {
     "dual_fmac": "isalint.fixes.dual_fmac",
+    "batch_gmem": "isalint.fixes.batch_gmem",
     "metadata": "isalint.fixes.metadata",
 }
+# Passes whose result depends on N through runtime strides: validated at two sizes by default.
+TWO_SIZES = {"batch_gmem": (256, 384)}
 
 
 @click.command("fix")
 @click.argument("path", type=click.Path())
 @click.option("--dual-fmac", is_flag=True, help="Rewrite the hot loop's FMAs as bank-conflict-free v_dual_fmac_f32.")
+@click.option("--batch-gmem", is_flag=True,
+              help="Load the loop's global loads from SGPR bases with one VGPR byte offset per group.")
 @click.option("--metadata", is_flag=True, help="Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.")
 @click.option("-o", "--output", type=click.Path(), help="Write the result here.")
 @click.option("--in-place", is_flag=True, help="Overwrite the input.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead of (or as well as) writing.")
 @click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop).")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
-@click.option("--gemm", "gemm_n", type=int, default=256, show_default=True,
-              help="Matrix size for validating a kernel with the GEMM ABI.")
-def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, no_validate, gemm_n):
+@click.option("--max-n", type=click.IntRange(min=1), default=None,
+              help="--batch-gmem: the largest N the output must support, when its 32-bit offsets cannot "
+                   "cover every N the original handles.")
+@click.option("--spread", is_flag=True, help="--batch-gmem: spread the loads over the loop body in groups of 2.")
+@click.option("--gemm", "gemm_n", type=int, multiple=True,
+              help="Matrix size for validating a kernel with the GEMM ABI (repeatable; default 256, and 384 "
+                   "as well for --batch-gmem).")
+def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, loop_label, no_validate, max_n,
+            spread, gemm_n):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
     import importlib
 
-    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("metadata", metadata)) if on]
+    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("batch_gmem", batch_gmem), ("metadata", metadata))
+              if on]
     if not chosen:
-        fail("choose at least one pass: --dual-fmac, --metadata")
+        fail("choose at least one pass: --dual-fmac, --batch-gmem, --metadata")
+    if (max_n is not None or spread) and not batch_gmem:
+        fail("--max-n and --spread belong to --batch-gmem")
     if output and in_place:
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
@@ -53,7 +67,7 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
     for name in chosen:
         module = importlib.import_module(PASSES[name])
         try:
-            result = module.apply(analysis, {"loop": loop_label})
+            result = module.apply(analysis, {"loop": loop_label, "max_n": max_n, "spread": spread})
         except FixRefused as exc:
             click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {exc}", err=True)
             click.echo("isalint: input left untouched", err=True)
@@ -71,10 +85,19 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
     if text == original:
         click.echo("isalint: nothing to change", err=True)
     elif not no_validate:
-        verdict = _validate(path, original, text, gemm_n, code_unchanged=chosen == ["metadata"])
-        if verdict is not None:
-            click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
-            sys.exit(1)
+        sizes = list(gemm_n) or sorted({n for name in chosen for n in TWO_SIZES.get(name, (256,))})
+        if max_n is not None and any(n > max_n for n in sizes):
+            fail(f"--gemm {max(sizes)} is larger than --max-n {max_n}")
+        for n in sizes:
+            verdict = _validate(path, original, text, n, code_unchanged=chosen == ["metadata"])
+            if verdict is not None:
+                click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
+                sys.exit(1)
+            if chosen == ["metadata"]:
+                break
+        else:
+            click.echo(f"isalint: validated: the rewrite computes what the input computes "
+                       f"(GEMM N={', '.join(map(str, sizes))}, bit-identical)", err=True)
     if show_diff:
         click.echo("".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True),
                                                 fromfile=path, tofile=output or path)), nl=False)

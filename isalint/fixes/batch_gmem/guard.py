@@ -31,6 +31,7 @@ from math import comb
 from ...model.affine.poly import Poly
 from ...model.affine.words import Cond
 from .. import FixRefused
+from .plan import display_names
 
 INT32_MAX = (1 << 31) - 1
 OFFSET_LIMIT = (1 << 32) - 1
@@ -176,6 +177,7 @@ def check_sizes(plan, max_n: int | None) -> Limits:
     ev = plan.ev
     program = ev.program
     size = size_atom(plan)
+    names = display_names(ev, size)
     bounder = Bounder(ev, size, plan.counters)
     wg = {a for a in ev.atoms if a.startswith("wg_")}
     conds: set[Cond] = set()
@@ -189,14 +191,14 @@ def check_sizes(plan, max_n: int | None) -> Limits:
         poly = cond.poly
         if poly.atoms() & wg:
             if cond.kind != "index":
-                raise FixRefused(f"{program.path}:{cond.line}: the value {cond.poly} {cond.what}; it depends on the "
+                raise FixRefused(f"{program.path}:{cond.line}: the value {cond.poly.render(names)} {cond.what}; it depends on the "
                                  f"workgroup id, so isalint cannot prove it in range")
             assumed.append(cond)
             poly = poly.substitute({a: 0 for a in poly.atoms() & wg})
         try:
             n = bounder.largest(poly, cond.lo, cond.hi, cond.what)
         except _Unbounded:
-            raise FixRefused(f"{program.path}:{cond.line}: cannot bound {cond.poly}, which {cond.what}") from None
+            raise FixRefused(f"{program.path}:{cond.line}: cannot bound {cond.poly.render(names)}, which {cond.what}") from None
         original = min(original, n)
     if original < 1:
         raise FixRefused(f"{program.path}: the original's address arithmetic overflows even for N = 1")
@@ -206,10 +208,10 @@ def check_sizes(plan, max_n: int | None) -> Limits:
         try:
             n = bounder.largest(g.offset, 0, OFFSET_LIMIT, "offset")
         except _Unbounded:
-            raise FixRefused(f"{program.path}:{ld.line}: the per-lane offset {g.offset} of "
+            raise FixRefused(f"{program.path}:{ld.line}: the per-lane offset {g.offset.render(names)} of "
                              f"{_lines(g)} is not bounded by the loop counters and N") from None
         if n < 1:
-            raise FixRefused(f"{program.path}:{ld.line}: the per-lane offset {g.offset} of {_lines(g)} can be "
+            raise FixRefused(f"{program.path}:{ld.line}: the per-lane offset {g.offset.render(names)} of {_lines(g)} can be "
                              f"negative, which the unsigned 32-bit offset of an SGPR-based load cannot hold")
         fits = min(fits, n)
     name = _size_name(ev, size)
@@ -218,12 +220,12 @@ def check_sizes(plan, max_n: int | None) -> Limits:
             raise FixRefused(f"{program.path}: --max-n {max_n}: the original's 32-bit indices overflow already "
                              f"in workgroup 0 for {name} > {original}")
         if max_n > fits:
-            raise FixRefused(_too_small(plan, bounder, fits, name, f"--max-n {max_n} asks for more"))
+            raise FixRefused(_too_small(plan, bounder, fits, name, f"--max-n {max_n} asks for more", names))
         limit = max_n
     else:
         if fits < original:
             raise FixRefused(_too_small(plan, bounder, fits, name,
-                                        f"the original's 32-bit indices are exact up to {name} = {original}") +
+                                        f"the original's 32-bit indices are exact up to {name} = {original}", names) +
                              f"; pass --max-n {fits} (or less) to accept that limit")
         limit = original
     out = Limits(size, limit, fits, original, assumed)
@@ -245,7 +247,7 @@ def _lines(g) -> str:
         f"the {len(lines)} loads at lines {min(lines)}-{max(lines)}"
 
 
-def _too_small(plan, bounder, fits: int, name: str, why: str) -> str:
+def _too_small(plan, bounder, fits: int, name: str, why: str, names: dict) -> str:
     program = plan.ev.program
     worst = None
     for g in plan.groups:
@@ -254,6 +256,6 @@ def _too_small(plan, bounder, fits: int, name: str, why: str) -> str:
             worst = (n, g)
     g = worst[1]
     peak = bounder.maximum(g.offset, fits + 1, "offset")
-    return (f"{program.path}:{g.loads[0].line}: the per-lane byte offset {g.offset} of {_lines(g)} reaches "
+    return (f"{program.path}:{g.loads[0].line}: the per-lane byte offset {g.offset.render(names)} of {_lines(g)} reaches "
             f"{peak} >= 2^32 at {name} = {fits + 1}, so an SGPR base with a 32-bit VGPR offset is exact only for "
             f"{name} <= {fits}, while {why}")

@@ -48,8 +48,29 @@ def where(program, index: int) -> str:
     return f"{program.path}:{program.instrs[index].lineno}"
 
 
+def display_names(ev, size: str | None = None) -> dict[str, str]:
+    """Atom names for messages: loop counters by their SGPR, the size argument as N."""
+    out = {name: a.reg for name, a in ev.atoms.items() if a.kind == "counter"}
+    if size is not None:
+        out[size] = "N"
+    return out
+
+
+def refuse_exec_writes(program, cfg, loop, preheader_block: int | None) -> None:
+    """The proof takes every lane as active: no EXEC write in the loop or the block before it."""
+    blocks = set(loop.blocks) | ({preheader_block} if preheader_block is not None else set())
+    for b in sorted(blocks):
+        for i in cfg.blocks[b].indices():
+            ins = program.instrs[i]
+            if any(r.startswith("exec") for r in ins.defs):
+                raise FixRefused(f"{where(program, i)}: '{ins.text()}' writes EXEC; the address proof takes every "
+                                 "lane of the loop as active")
+
+
 def make_plan(analysis, kernel, loop, load_indices: list[int]) -> Plan:
     program = analysis.program
+    outside = [p for p in analysis.cfg.blocks[loop.header].preds if p not in loop.blocks]
+    refuse_exec_writes(program, analysis.cfg, loop, outside[0] if len(outside) == 1 else None)
     ev = AffineEvaluator(program, kernel, loop)
     counters: dict[str, Counter] = {}
     loads: list[Load] = []
@@ -92,16 +113,17 @@ def make_plan(analysis, kernel, loop, load_indices: list[int]) -> Plan:
 
 def _check_affine(program, i: int, ev, offset: Poly) -> None:
     text = program.instrs[i].text()
+    shown = offset.render(display_names(ev))
     lanes = {a for a in offset.atoms() if ev.atoms[a].kind == "lane"}
     counters = {a for a in offset.atoms() if ev.atoms[a].kind == "counter"}
     for c in sorted(counters):
         reg = ev.atoms[c].reg
         if offset.degree(c) > 1:
             raise FixRefused(f"{where(program, i)}: the address of '{text}' is not affine in the loop counter "
-                             f"{reg} (it grows with {reg}^{offset.degree(c)})")
+                             f"{reg}: its offset {shown} grows with {reg}^{offset.degree(c)}")
         coef = offset.coefficient(c)
         if coef.atoms() & lanes:
             raise FixRefused(f"{where(program, i)}: the address of '{text}' is not affine in the loop counter "
-                             f"{reg} with a wave-uniform step: {reg} is multiplied by a per-lane value")
+                             f"{reg} with a wave-uniform step: in {shown}, {reg} is multiplied by a per-lane value")
         if coef.atoms() & counters:
             raise FixRefused(f"{where(program, i)}: the address of '{text}' multiplies two loop counters")

@@ -127,7 +127,7 @@ def counter(ev, loop, atom: str) -> Counter | str:
             return f"{reg} does not grow by one positive constant per iteration"
         step = d
         around = _out(ev, latch, loop.header, facts[latch]) or {}
-        found = _bound_from(ev, nxt.poly, around)
+        found = _bound_from(ev, nxt.poly, around, me)
         if found is None:
             return f"no branch bounds {reg} on the way around the loop"
         b, c = found
@@ -139,11 +139,16 @@ def counter(ev, loop, atom: str) -> Counter | str:
     return Counter(atom, reg, start.poly.constant, step, bound, conds)
 
 
-def _bound_from(ev, nxt: Poly, facts: dict) -> tuple[Poly, frozenset] | None:
+def _bound_from(ev, nxt: Poly, facts: dict, me: Poly) -> tuple[Poly, frozenset] | None:
+    """A bound of ``nxt`` (= ``me + step``) from a condition on ``me + e``: ``me + e < X`` gives
+    ``nxt <= X - 1 - e + step``."""
+    step = (nxt - me).constant
     for pred, conds in facts.items():
-        if pred.a != nxt or pred.op not in ("lt", "le"):
+        diff = pred.a - me
+        if not diff.is_const or pred.op not in ("lt", "le"):
             continue
         if any(ev.atoms[x].kind != "uniform" for x in pred.b.atoms()):
             continue
-        return (pred.b - 1 if pred.op == "lt" else pred.b), conds
+        e = diff.constant
+        return (pred.b - (1 if pred.op == "lt" else 0) - e + step), conds
     return None

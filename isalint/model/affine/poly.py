@@ -132,17 +132,22 @@ class Poly:
         return f"Poly({self})"
 
     def __str__(self) -> str:
+        return self.render()
+
+    def render(self, rename: Mapping[str, str] | None = None) -> str:
+        """The polynomial as text, atoms renamed by ``rename``."""
+        rename = rename or {}
         if not self.terms:
             return "0"
         parts = []
         for m, c in sorted(self.terms, key=lambda t: (-len(t[0]), t[0])):
-            names = "*".join(m)
+            factors = "*".join(rename.get(a, a) for a in m)
             if not m:
                 body = str(abs(c))
             elif abs(c) == 1:
-                body = names
+                body = factors
             else:
-                body = f"{abs(c)}*{names}"
+                body = f"{abs(c)}*{factors}"
             parts.append(("- " if c < 0 else "+ ") + body)
         text = " ".join(parts)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
