@@ -31,6 +31,7 @@ from .guard import check_sizes
 from .plan import make_plan
 from .rewrite import layout, render
 from .select import select_loop
+from .spread import plan_spread
 from .verify import summary, update_counts, verify
 
 __all__ = ["apply"]
@@ -42,17 +43,19 @@ def apply(analysis, options: dict) -> FixResult:
     plan = make_plan(analysis, kernel, loop, loads)
     limits = check_sizes(plan, options.get("max_n"))
     out = layout(analysis, plan, limits)
-    text = render(analysis, plan, out, _note(plan, limits, out))
+    spread = plan_spread(analysis, plan, out) if options.get("spread") else None
+    text = render(analysis, plan, out, _note(plan, limits, out, spread), spread)
     text = update_counts(text, analysis.program.path)
     new = verify(analysis, plan, text)
-    return FixResult(text, summary(analysis, new, plan, limits, out))
+    return FixResult(text, summary(analysis, new, plan, limits, out, spread))
 
 
-def _note(plan, limits, out) -> str:
+def _note(plan, limits, out, spread) -> str:
     n = len(plan.loads)
     pairs = sorted(set(out.bases.values()))
     offs = ", ".join(f"v{v}" for v in out.offsets)
     regs = f"s[{pairs[0]}:{pairs[-1] + 1}]" if pairs == list(range(pairs[0], pairs[-1] + 1, 2)) else \
         ", ".join(f"s[{p}:{p + 1}]" for p in pairs)
-    return (f"isalint fix --batch-gmem: {n} global-load bases in {regs}, byte offsets in {offs} "
+    where = f", loads spread in {len(spread.points)} groups" if spread is not None else ""
+    return (f"isalint fix --batch-gmem: {n} global-load bases in {regs}, byte offsets in {offs}{where} "
             f"(exact for 1 <= N <= {limits.limit})")

@@ -153,7 +153,7 @@ def _ranges(plan, limits) -> dict[str, tuple[int, int]]:
     return out
 
 
-def render(analysis, plan, out: Layout, note: str) -> str:
+def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
     program = analysis.program
     source = program.source
     cfg = analysis.cfg
@@ -166,10 +166,14 @@ def render(analysis, plan, out: Layout, note: str) -> str:
         for i in cfg.blocks[b].indices():
             if program.instrs[i].opcode == "s_delay_alu":
                 replace[program.instrs[i].line.number - 1] = None
+    new_form = {}
     for k, g in enumerate(plan.groups):
         for ld in g.loads:
             ins = program.instrs[ld.index]
-            replace[ins.line.number - 1] = _saddr_form(ins, out.offsets[k], out.bases[ld.base])
+            new_form[ld.index] = _saddr_form(ins, out.offsets[k], out.bases[ld.base])
+            replace[ins.line.number - 1] = new_form[ld.index]
+    if spread is not None:
+        _spread_edits(program, cfg, spread, new_form, replace, before)
     pre = program.instrs[out.insert_at].line
     indent = _indent(pre.text)
     before[pre.number - 1] = [f"{indent}; {note}"] + [indent + t for t in out.setup]
@@ -194,6 +198,23 @@ def render(analysis, plan, out: Layout, note: str) -> str:
             continue
         parts.append(line.text + line.eol)
     return "".join(parts)
+
+
+def _spread_edits(program, cfg, spread, new_form: dict, replace: dict, before: dict) -> None:
+    """The loads leave their block (with its ``s_clause``, whose count they made) for the spread points."""
+    for i in new_form:
+        replace[program.instrs[i].line.number - 1] = None
+    for i in cfg.blocks[spread.load_block].indices():
+        if program.instrs[i].opcode == "s_clause":
+            replace[program.instrs[i].line.number - 1] = None
+    for at, loads in spread.points.items():
+        line = program.instrs[at].line
+        indent = _indent(line.text)
+        body = [indent + new_form[i].strip() for i in loads]
+        if spread.mask is not None:
+            body = [f"{indent}s_and_saveexec_b32 s{spread.save}, {spread.mask}"] + body + \
+                [f"{indent}s_mov_b32 exec_lo, s{spread.save}"]
+        before.setdefault(line.number - 1, []).extend(body)
 
 
 def _indent(text: str) -> str:

@@ -85,7 +85,7 @@ def _off(ins) -> bool:
     return s is None or s.operand.kind == "off"
 
 
-def summary(analysis, new, plan, limits, out) -> str:
+def summary(analysis, new, plan, limits, out, spread=None) -> str:
     loop_new = _loop_again(analysis, new, plan)
     a = numbers(analysis, plan.loop, plan.kernel.name)
     b = numbers(new, loop_new, plan.kernel.name)
@@ -102,6 +102,9 @@ def summary(analysis, new, plan, limits, out) -> str:
              f"{len(plan.groups)} offset group(s), {len(out.dead)} address instructions removed",
              f"{'':30s}{'before':>10s}{'after':>10s}"]
     lines += [f"  {name:28s}{x!s:>10s}{y!s:>10s}" for name, x, y in rows]
+    if spread is not None:
+        how = f", each group predicated on {spread.mask}" if spread.mask else ""
+        lines.append(f"  loads spread through the loop body in {len(spread.points)} groups{how}")
     size = "N" if limits.size else "the size"
     lines.append(f"  proven for 1 <= {size} <= {limits.limit}: offsets fit 32 bits up to {limits.offsets_fit}, the "
                  f"original's indices are exact (workgroup 0) up to {limits.original}")
