@@ -29,15 +29,19 @@ SIZES = (256, 384)
 
 @lru_cache(maxsize=None)
 def source_of(name: str) -> tuple[str, str]:
-    """(path reported, text) of an input: a fixture, kernel5, or kernel5 after fix --dual-fmac."""
-    if name in ("kernel5", "kernel6"):
+    """(path reported, text) of an input: a fixture, kernel5, kernel5 after fix --dual-fmac (kernel6),
+    and that after fix --unroll (kernel7) when the unroll pass is part of this installation."""
+    if name in ("kernel5", "kernel6", "kernel7"):
         if not KERNEL5.is_file():
             pytest.skip("../shared/corpus/kernel5.s is not present beside this checkout")
         text = KERNEL5.read_text()
-        if name == "kernel6":
+        if name in ("kernel6", "kernel7"):
             from isalint.fixes import dual_fmac
 
             text = dual_fmac.apply(Analysis.from_path(str(KERNEL5)), {"loop": None}).text
+        if name == "kernel7":
+            unroll = pytest.importorskip("isalint.fixes.unroll", reason="fix --unroll is not in this installation")
+            text = unroll.apply(Analysis.from_source(parse_text(text, str(KERNEL5))), {"loop": None}).text
         return str(KERNEL5), text
     path = KERNELS / name
     return str(path), path.read_text()
@@ -71,7 +75,7 @@ def declared(text: str, key: str) -> int:
     return int(re.search(rf"{re.escape(key)}:?\s+(\d+)", text).group(1))
 
 
-INPUTS = ["kernel5", "kernel6", "gmem_chained.s", "gemm_lds_padded.s"]
+INPUTS = ["kernel5", "kernel6", "kernel7", "gmem_chained.s", "gemm_lds_padded.s"]
 
 
 @pytest.mark.parametrize("name", INPUTS)
@@ -124,6 +128,49 @@ def test_assembles_and_computes_the_same_at_two_sizes(name):
         make, prob, _ = equivalence.gemm_launcher(path, n, 1.5, -0.75, seed=3)
         out = equivalence.validate_pair(orig, cand, make, seed=3, check=equivalence.gemm_check(prob))
         assert out.status == equivalence.EQUAL, f"N={n}: {out.message}"
+
+
+def test_spread_puts_two_predicated_loads_in_each_unrolled_k_step():
+    path, text, result = rewrite("kernel7", MAX_N, True)
+    after = analysis_of(path, result.text)
+    loop = outer_loop(after)
+    loads = global_loads(after, loop)
+    assert len(loads) == 16
+    blocks = {after.cfg.block_of[i.index] for i in loads}
+    assert len(blocks) == 1  # all in the unrolled k loop, none left in the conditional block
+    body = [after.program.instrs[i] for i in sorted(after.cfg.blocks[blocks.pop()].indices())]
+    groups = []
+    for k, ins in enumerate(body):
+        if ins.opcode == "global_load_b32" and body[k - 1].opcode == "s_and_saveexec_b32":
+            groups.append(k)
+            assert body[k + 1].opcode == "global_load_b32" and body[k + 2].opcode == "s_mov_b32"
+            assert body[k + 2].text().startswith("s_mov_b32 exec_lo, ")
+    assert len(groups) == 8
+    gaps = [b - a for a, b in zip(groups, groups[1:])]
+    assert max(gaps) - min(gaps) <= 2  # evenly spaced through the body
+    assert not check_analysis(after, ["GMEM001", "META001", "WAIT001"])
+
+
+def test_spread_validates_at_two_sizes():
+    from isalint.validate import equivalence
+
+    _toolchain_or_skip()
+    path, text, result = rewrite("kernel7", MAX_N, True)
+    orig = equivalence.parse_program(path, text)
+    cand = equivalence.parse_program(path, result.text)
+    for n in SIZES:
+        make, prob, _ = equivalence.gemm_launcher(path, n, 1.0, 0.0, seed=4)
+        out = equivalence.validate_pair(orig, cand, make, seed=4, check=equivalence.gemm_check(prob))
+        assert out.status == equivalence.EQUAL, f"N={n}: {out.message}"
+
+
+def test_spread_without_an_unrolled_body_is_refused():
+    path, text = source_of("kernel5")
+    with pytest.raises(FixRefused) as exc:
+        batch_gmem.apply(analysis_of(path, text), {"max_n": MAX_N, "spread": True})
+    assert str(exc.value) == (f"{path}:435: --spread: after the loads every iteration runs only 1 VALU instructions "
+                              "before its next branch or inner loop (at .LBB0_8); nothing to spread the loads over "
+                              "(unroll the inner loop first: fix --unroll)")
 
 
 def test_summary_and_setup_comment_state_the_proven_sizes():
