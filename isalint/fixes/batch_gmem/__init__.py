@@ -21,8 +21,9 @@ touched):
    gone) and writes the setup before the loop (:mod:`.emit_salu`, :mod:`.emit_valu`), the offset
    advances at the loop header and the new loads; ``--spread`` (:mod:`.spread`) also moves the
    loads through the loop body in small groups.
-5. The register counts are rewritten, the waits re-derived, and :mod:`.verify` re-reads the
-   result: every load of the loop uses an SGPR base, no new wait-counter hazard, at most 106 SGPRs.
+5. The register counts are rewritten and :mod:`.verify` re-reads the result: every load of the
+   loop uses an SGPR base, no new wait-counter hazard, at most 106 SGPRs. The waits keep their
+   meaning: the loads keep their order, and ``--spread`` moves none past a wait on ``vmcnt``.
 """
 from __future__ import annotations
 
