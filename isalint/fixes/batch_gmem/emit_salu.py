@@ -17,22 +17,40 @@ from .. import FixRefused
 MASK32 = (1 << 32) - 1
 
 
+class Point:
+    """Register values where the setup goes: before instruction ``index``, or after it when it ends
+    its block (a preheader that falls through into the loop)."""
+
+    def __init__(self, ev, index: int, after: bool = False):
+        self.ev = ev
+        self.index = index
+        self.after = after
+
+    def word(self, reg: str):
+        if self.after:
+            return self.ev.exit_word(self.ev.cfg.block_of[self.index], reg)
+        return self.ev.word(reg, self.index)
+
+    def wide(self, lo: str, hi: str):
+        return self.ev._pair(self.word(lo), self.word(hi), self.ev.program.instrs[self.index].lineno)
+
+
 class Registers:
     """What the SGPRs hold at the insertion point, and the exact ranges of the atoms."""
 
-    def __init__(self, ev, index: int, ranges: dict[str, tuple[int, int]]):
-        self.ev = ev
-        self.index = index
+    def __init__(self, point: Point, ranges: dict[str, tuple[int, int]]):
+        self.ev = point.ev
+        self.point = point
         self.ranges = ranges
         self.read: set[str] = set()  # the registers code built from these values reads
         self.words = {}
         for n in range(106):
-            w = ev.word(f"s{n}", index)
+            w = point.word(f"s{n}")
             if w.kind == "low":
                 self.words[n] = w.poly
         self.pairs = {}
         for n in range(0, 106, 2):
-            w = ev.wide([f"s{n}", f"s{n + 1}"], index)
+            w = point.wide(f"s{n}", f"s{n + 1}")
             if w.known and not w.conds:
                 self.pairs[n] = w.poly
 
@@ -67,6 +85,14 @@ class Registers:
         if best is not None:
             self.read.add(f"s{best[0]}")
         return best
+
+    def held(self, atom: str) -> tuple[int, int] | None:
+        """(SGPR number, k) with the register holding ``k * atom`` modulo 2**32 (enough for VALU offsets)."""
+        for n, p in self.words.items():
+            if len(p.terms) == 1 and p.terms[0][0] == (atom,) and p.terms[0][1] > 0:
+                self.read.add(f"s{n}")
+                return n, p.terms[0][1]
+        return None
 
     def pointer(self, base: Poly) -> tuple[int, Poly] | None:
         """(pair number, rest): a pair holding ``pointer + constant`` of the pointer atom of ``base``."""

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from ...model.affine.poly import Poly
 from .. import FixRefused
-from .emit_salu import _lit
+from .emit_salu import MASK32, _lit
 
 _OPS = {"and": "v_and_b32", "or": "v_or_b32", "xor": "v_xor_b32", "lshr": "v_lshrrev_b32", "ashr": "v_ashrrev_i32"}
 
 
 class ValuWriter:
-    def __init__(self, ev, index: int, sregs, temps: list[int], where: str):
-        self.ev = ev
-        self.index = index
+    def __init__(self, sregs, temps: list[int], where: str):
+        self.ev = sregs.ev
+        self.point = sregs.point
         self.sregs = sregs
         self.temps = list(temps)
         self.where = where
@@ -38,7 +38,7 @@ class ValuWriter:
         if self._held is None:
             self._held = {}
             for n in range(256):
-                w = self.ev.word(f"v{n}", self.index)
+                w = self.point.word(f"v{n}")
                 if w.kind == "low" and not self.ev.is_uniform(w.poly) and w.poly not in self._held:
                     self._held[w.poly] = n
         return self._held
@@ -84,6 +84,75 @@ class ValuWriter:
         self.into(t, p)
         return t
 
+    def offset(self, dst: int, p: Poly) -> None:
+        """``v{dst} = p mod 2**32``, as a sum of multiples of VGPRs that already hold per-lane parts
+        of ``p`` (the compiler's own index registers) plus a uniform rest, when one is found; else
+        from the atoms."""
+        combo = self.combination(p)
+        if combo is None:
+            self.into(dst, p)
+            return
+        parts, rest = combo
+        first = True
+        for n, c in parts:
+            t = dst if first else self._temp()
+            self._scale(t, f"v{n}", c)
+            if not first:
+                self.emit(f"v_add_nc_u32 v{dst}, v{t}, v{dst}")
+                self.temps.insert(0, t)
+            self.sregs.read.add(f"v{n}")
+            first = False
+        if rest != Poly():
+            t = self._temp()
+            self.into(t, rest)
+            self.emit(f"v_add_nc_u32 v{dst}, v{t}, v{dst}")
+            self.temps.insert(0, t)
+
+    def combination(self, p: Poly) -> tuple[list[tuple[int, int]], Poly] | None:
+        """([(VGPR, factor)], uniform rest) with ``p = sum(factor * VGPR) + rest``, or None."""
+        lane = self.ev.is_uniform
+        target, _ = p.split(lambda m: not lane(Poly({m: 1})))
+        held = []
+        for poly, n in self._holders().items():
+            lanes, uni = poly.split(lambda m: not lane(Poly({m: 1})))
+            held.append((n, lanes, uni))
+        held.sort(key=lambda h: (len(h[1].terms), h[0]))
+        parts: list[tuple[int, int]] = []
+        remaining = target
+        for _ in range(8):
+            if remaining == Poly():
+                break
+            mono, k = max(remaining.terms, key=lambda t: (len(t[0]), t[0]))
+            pick = None
+            for n, lanes, _ in held:
+                kk = dict(lanes.terms).get(mono)
+                if kk and k % kk == 0:
+                    pick = (n, lanes, k // kk)
+                    break
+            if pick is None:
+                return None
+            n, lanes, c = pick
+            remaining = remaining - lanes * c
+            parts.append((n, c))
+        if remaining != Poly() or not parts:
+            return None
+        total = Poly()
+        for n, c in parts:
+            total = total + next(poly for poly, m in self._holders().items() if m == n) * c
+        rest = p - total
+        if not self.ev.is_uniform(rest):
+            return None
+        return parts, rest
+
+    def _scale(self, dst: int, src: str, c: int) -> None:
+        c &= MASK32
+        if c == 1:
+            self.emit(f"v_mov_b32 v{dst}, {src}")
+        elif c & (c - 1) == 0:
+            self.emit(f"v_lshlrev_b32 v{dst}, {c.bit_length() - 1}, {src}")
+        else:
+            self.emit(f"v_mul_lo_u32 v{dst}, {_lit(c)}, {src}")
+
     def into(self, dst: int, p: Poly) -> None:
         """``v{dst} = p mod 2**32``."""
         first = True
@@ -114,7 +183,7 @@ class ValuWriter:
             if self.ev.atoms[atom].kind == "lane":
                 srcs.append(f"v{self.lane(atom)}")
                 continue
-            f = self.sregs.factor(atom)
+            f = self.sregs.factor(atom) or self.sregs.held(atom)
             if f is None or c % f[1]:
                 raise FixRefused(f"{self.where}: no SGPR holds {self.ev.atoms[atom].origin} before the loop")
             srcs.append(f"s{f[0]}")

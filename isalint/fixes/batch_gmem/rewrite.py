@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ...model.affine.poly import Poly
 from .. import FixRefused
-from .emit_salu import Registers, SaluWriter, _lit
+from .emit_salu import Point, Registers, SaluWriter, _lit
 from .emit_valu import ValuWriter
 from .registers import dead_chain, free_over, sgpr_pairs, view
 
@@ -23,7 +23,8 @@ SGPR_CEILING = 104  # highest SGPR + 1: with VCC's 2 the kernel stays within the
 
 @dataclass
 class Layout:
-    insert_at: int  # index of the preheader instruction the setup goes before (its branch)
+    insert_at: int  # index of the preheader's last instruction: the setup goes before it (a branch) or after
+    insert_after: bool
     header_first: int  # index of the loop header's first instruction
     dead: set[int]
     bases: dict[Poly, int] = field(default_factory=dict)  # base polynomial -> SGPR pair
@@ -32,8 +33,9 @@ class Layout:
     setup: list[str] = field(default_factory=list)  # SALU then VALU lines before the loop
 
 
-def preheader(analysis, loop) -> int:
-    """The index of the branch ending the loop's single preheader."""
+def preheader(analysis, loop) -> tuple[int, bool]:
+    """(index, after): where the setup goes in the loop's single preheader, before its branch to the
+    loop or after its last instruction when it falls through into the loop."""
     cfg, program = analysis.cfg, analysis.program
     outside = [p for p in cfg.blocks[loop.header].preds if p not in loop.blocks]
     label = cfg.blocks[loop.header].label or f"line {program.instrs[cfg.blocks[loop.header].first].lineno}"
@@ -42,11 +44,11 @@ def preheader(analysis, loop) -> int:
                          "one block before the loop to be computed in")
     pre = cfg.blocks[outside[0]]
     last = program.instrs[pre.last - 1] if pre.last > pre.first else None
-    if last is None or not last.is_unconditional_branch() or pre.succs != [loop.header]:
+    if last is None or pre.succs != [loop.header] or (last.klass == "branch" and not last.is_unconditional_branch()):
         where = f"line {last.lineno}" if last is not None else label
-        raise FixRefused(f"{program.path}: {where}: the block before the loop at {label} does not end with a branch "
-                         "to it alone, so there is no place that runs once before the loop")
-    return pre.last - 1
+        raise FixRefused(f"{program.path}: {where}: the block before the loop at {label} does not lead to it alone, "
+                         "so there is no place that runs once before the loop")
+    return pre.last - 1, not last.is_unconditional_branch()
 
 
 def layout(analysis, plan, limits) -> Layout:
@@ -54,10 +56,11 @@ def layout(analysis, plan, limits) -> Layout:
     stay alive there (their definitions are kept, no base goes in them): repeated until the
     registers it reads no longer change."""
     program = analysis.program
-    at = preheader(analysis, plan.loop)
+    at, after = preheader(analysis, plan.loop)
+    _scc_dead(analysis, at, after)
     reads: set[str] = set()
     for _ in range(4):
-        out, now = _attempt(analysis, plan, limits, at, reads)
+        out, now = _attempt(analysis, plan, limits, at, after, reads)
         if now <= reads:
             return out
         reads |= now
@@ -65,15 +68,31 @@ def layout(analysis, plan, limits) -> Layout:
                      "needing other registers")
 
 
-def _attempt(analysis, plan, limits, at: int, reads: set[str]) -> tuple[Layout, set[str]]:
+def _scc_dead(analysis, at: int, after: bool) -> None:
+    from ...model.liveness import liveness
+
+    lv = liveness(analysis.program)
+    live = lv.live_out(at) if after else lv.live_in(at)
+    if "scc" in live:
+        ins = analysis.program.instrs[at]
+        raise FixRefused(f"{analysis.program.path}:{ins.lineno}: SCC is live where the bases would be computed "
+                         "before the loop")
+
+
+def _attempt(analysis, plan, limits, at: int, after_pre: bool, reads: set[str]) -> tuple[Layout, set[str]]:
+    """One allocation. ``reads``: the registers the setup read last time; their definitions stay,
+    and no base, step or scratch register takes them. A VGPR the setup reads may still become the
+    offset it is the first term of (``v_lshlrev_b32 vX, 2, vX``): VGPRs are counted free without them."""
     program, cfg = analysis.program, analysis.cfg
     loads = {ld.index: _address_regs(program.instrs[ld.index]) for ld in plan.loads}
-    extra = {at: reads}
-    dead = dead_chain(program, plan.kernel, loads, extra)
-    after = view(program, dead, {i: set(r) for i, r in loads.items()}, extra)
+    hide = {i: set(r) for i, r in loads.items()}
+    dead = dead_chain(program, plan.kernel, loads, {at: reads})
+    after = view(program, dead, hide, {at: reads})
+    after_v = view(program, dead, hide, {at: {r for r in reads if not r.startswith("v")}})
     across = sorted(plan.loop.indices(cfg)) + [at]
-    free_s, free_v = free_over(after, across)
-    out = Layout(at, cfg.blocks[plan.loop.header].first, dead)
+    free_s, _ = free_over(after, across)
+    _, free_v = free_over(after_v, across)
+    out = Layout(at, after_pre, cfg.blocks[plan.loop.header].first, dead)
     bases = list(dict.fromkeys(ld.base for ld in plan.loads))
     steps = list(dict.fromkeys(g.step for g in plan.groups if not g.step.is_const))
     pairs = sgpr_pairs(free_s, len(bases), SGPR_CEILING)
@@ -92,27 +111,42 @@ def _attempt(analysis, plan, limits, at: int, reads: set[str]) -> tuple[Layout, 
     for g in plan.groups:
         if g.step.is_const:
             out.steps[g.step] = None
+    regs = Registers(Point(plan.ev, at, after_pre), _ranges(plan, limits))
+    valu = ValuWriter(regs, [], where)
+    combos = [valu.combination(g.start) for g in plan.groups]
+    out.offsets = _offset_registers(plan, combos, free_v, where)
+    tmp_s, tmp_v = free_over(after, [at])
+    held = {n for c in combos if c for n, _ in c[0]}
+    valu.temps = [n for n in tmp_v if n not in out.offsets and n not in held]
+    out.setup = _setup(plan, out, regs, valu, [n for n in tmp_s if n not in used], where)
+    return out, regs.read
+
+
+def _offset_registers(plan, combos, free_v: list[int], where: str) -> list[int]:
+    """One VGPR per group, free over the loop: the VGPR its setup starts from when that one is free
+    (it is then rewritten in place), else one no setup reads."""
     limit_v = max(plan.kernel.descriptor.get(".amdhsa_next_free_vgpr", 256), 1)
-    vg = [n for n in free_v if n < limit_v] or [n for n in free_v if n < 256]
-    if len(vg) < len(plan.groups):
-        raise FixRefused(f"{where}: no free VGPRs for the {len(plan.groups)} offsets")
-    out.offsets = vg[:len(plan.groups)]
-    out.setup, read = _setup(analysis, plan, limits, out, after, used)
-    return out, read
+    held = {n for c in combos if c for n, _ in c[0]}
+    free = [n for n in free_v if n < limit_v] or [n for n in free_v if n < 256]
+    out: list[int] = []
+    for k, c in enumerate(combos):
+        first = c[0][0][0] if c else None
+        others = {n for j, o in enumerate(combos) if j != k and o for n, _ in o[0]}
+        if first is not None and first in free and first not in out and first not in others:
+            out.append(first)
+            continue
+        pick = next((n for n in free if n not in held and n not in out), None)
+        if pick is None:
+            raise FixRefused(f"{where}: no free VGPRs for the {len(plan.groups)} offsets")
+        out.append(pick)
+    return out
 
 
 def _address_regs(ins) -> list[str]:
     return next(s for s in ins.slots[0] if s.name in ("addr", "vaddr")).regs
 
 
-def _setup(analysis, plan, limits, out: Layout, after, used: set[int]) -> list[str]:
-    program = analysis.program
-    at = out.insert_at
-    where = f"{program.path}:{program.instrs[at].lineno}"
-    tmp_s, tmp_v = free_over(after, [at])
-    tmp_s = [n for n in tmp_s if n not in used]
-    ranges = _ranges(plan, limits)
-    regs = Registers(plan.ev, at, ranges)
+def _setup(plan, out: Layout, regs, valu, tmp_s: list[int], where: str) -> list[str]:
     scratch = sgpr_pairs(tmp_s, 2, 106)
     single = [n for n in tmp_s if scratch is None or n not in (scratch[0], scratch[0] + 1, scratch[1], scratch[1] + 1)]
     if scratch is None or not single:
@@ -130,15 +164,14 @@ def _setup(analysis, plan, limits, out: Layout, after, used: set[int]) -> list[s
     for step, n in out.steps.items():
         if n is not None:
             salu.word(n, step)
-    valu = ValuWriter(plan.ev, at, regs, [n for n in tmp_v if n not in out.offsets], where)
     for g, v in zip(plan.groups, out.offsets):
         n = out.steps.get(g.step)
-        valu.into(v, g.start)
+        valu.offset(v, g.start)
         if n is not None:
             valu.emit(f"v_subrev_nc_u32 v{v}, s{n}, v{v}")
         elif g.step.constant:
             valu.emit(f"v_add_nc_u32 v{v}, {_lit(-g.step.constant)}, v{v}")
-    return salu.lines + valu.lines, regs.read
+    return salu.lines + valu.lines
 
 
 def _ranges(plan, limits) -> dict[str, tuple[int, int]]:
@@ -159,6 +192,7 @@ def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
     cfg = analysis.cfg
     replace: dict[int, str | None] = {}
     before: dict[int, list[str]] = {}
+    after: dict[int, list[str]] = {}
     blocks = {cfg.block_of[i] for i in out.dead}
     for i in out.dead:
         replace[program.instrs[i].line.number - 1] = None
@@ -176,7 +210,11 @@ def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
         _spread_edits(program, cfg, spread, new_form, replace, before)
     pre = program.instrs[out.insert_at].line
     indent = _indent(pre.text)
-    before[pre.number - 1] = [f"{indent}; {note}"] + [indent + t for t in out.setup]
+    setup = [f"{indent}; {note}"] + [indent + t for t in out.setup]
+    if out.insert_after:
+        after.setdefault(pre.number - 1, []).extend(setup)
+    else:
+        before.setdefault(pre.number - 1, []).extend(setup)
     head = program.instrs[out.header_first].line
     hindent = _indent(head.text)
     adv = []
@@ -192,11 +230,12 @@ def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
     for n, line in enumerate(source.lines):
         for t in before.get(n, ()):
             parts.append(t + eol)
-        if n in replace:
-            if replace[n] is not None:
-                parts.append(replace[n] + line.eol)
-            continue
-        parts.append(line.text + line.eol)
+        if n not in replace:
+            parts.append(line.text + line.eol)
+        elif replace[n] is not None:
+            parts.append(replace[n] + line.eol)
+        for t in after.get(n, ()):
+            parts.append(t + eol)
     return "".join(parts)
 
 

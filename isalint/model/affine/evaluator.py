@@ -71,6 +71,7 @@ class AffineEvaluator:
         self._def_memo: dict[int, dict[str, Word]] = {}
         self._entry_memo: dict[tuple[int, str], Word] = {}
         self._busy: set[tuple[int, str]] = set()
+        self._placeholders: dict[tuple[int, str], Poly] = {}
         self._index = -1
         self.sem = Semantics(self)
         d = kernel.descriptor if kernel is not None else {}
@@ -242,6 +243,8 @@ class AffineEvaluator:
         memo = self._entry_memo.get(key)
         if memo is not None:
             return memo
+        if key in self._placeholders:
+            return low(self._placeholders[key])
         if key in self._busy:
             return unknown(f"{reg}: control flow isalint does not follow at {self._label(b)}")
         self._busy.add(key)
@@ -274,10 +277,55 @@ class AffineEvaluator:
             if reg.startswith("s") and reg[1:].isdigit():
                 return low(self.make_atom(name, "counter", f"{reg} at the start of an iteration of {label}",
                                           reg=reg))
+            if reg.startswith("v") and reg[1:].isdigit():
+                return self._vector_induction(b, reg, lp)
             return unknown(f"{reg} is carried from one iteration of the loop at {label} to the next")
         if reg.startswith("s") and reg[1:].isdigit():
             return low(self.uniform_atom(name, f"{reg} in the loop at {label}"))
         return unknown(f"{reg} changes in the loop at {label}")
+
+    def _vector_induction(self, b: int, reg: str, lp) -> Word:
+        """A VGPR the loop advances by the same uniform amount every iteration, as its value on entry
+        plus a multiple of a loop counter's distance from its start: ``v = v0 + d * (s - s0) / step``."""
+        from .loops import induction
+
+        label = self._label(b)
+        why = f"{reg} is carried from one iteration of the loop at {label} to the next"
+        start = self._merge(b, reg, [self.exit_word(p, reg) for p in self.cfg.blocks[b].preds
+                                     if p in self._blocks and p not in lp.blocks])
+        if start.kind != "low":
+            return unknown(why)
+        me = self.make_atom(f"{reg}@{label}", "lane", f"{reg} at the start of an iteration of {label}",
+                            values=(0,) * self.threads)
+        # one iteration evaluated with the header value as an unknown: a sandbox, whose values are
+        # dropped afterwards, and where only the placeholder closes the cycle around the loop
+        saved = (dict(self._def_memo), dict(self._entry_memo), dict(self._lane_cache), self._busy)
+        self._placeholders[(b, reg)] = me
+        self._busy = set()
+        try:
+            ends = [self.exit_word(p, reg) for p in self.cfg.blocks[b].preds if p in lp.blocks]
+        finally:
+            del self._placeholders[(b, reg)]
+            self._def_memo, self._entry_memo, self._lane_cache, self._busy = saved
+            del self.atoms[me.terms[0][0][0]]
+        deltas = {(w.poly - me) if w.kind == "low" else None for w in ends}
+        if len(deltas) != 1 or None in deltas:
+            return unknown(f"{why}, not by the same amount on every path")
+        delta = deltas.pop()
+        if delta.atoms() & {a for a, at in self.atoms.items() if at.kind != "uniform"} or me.atoms() & delta.atoms():
+            return unknown(f"{why}, by an amount that is not the same in every lane and iteration")
+        for n in sorted(int(r[1:]) for r in self._writes[b] if r.startswith("s") and r[1:].isdigit()):
+            c = self._entry_word(b, f"s{n}")
+            if c.kind != "low" or len(c.poly.terms) != 1 or self.atoms[c.poly.terms[0][0][0]].kind != "counter":
+                continue
+            got = induction(self, lp, c.poly.terms[0][0][0])
+            if isinstance(got, str):
+                continue
+            init, step = got
+            if all(k % step == 0 for _, k in delta.terms):
+                per = Poly([(m, k // step) for m, k in delta.terms])
+                return low(start.poly + per * (c.poly - init), start.conds)
+        return unknown(f"{why}, and no loop counter moves in step with it")
 
     def _merge(self, b: int, reg: str, vals: list[Word]) -> Word:
         first = vals[0]

@@ -105,6 +105,28 @@ def entry_word(ev, loop, reg: str):
     return ev._merge(loop.header, reg, [ev.exit_word(p, reg) for p in preds])
 
 
+def induction(ev, loop, atom: str) -> tuple[int, int] | str:
+    """(start, step) of the counter behind ``atom``: a constant on entry, the same positive constant
+    added on every back edge; or why it is not one."""
+    reg = ev.atoms[atom].reg
+    start = entry_word(ev, loop, reg)
+    if start.kind != "low" or not start.poly.is_const:
+        return f"{reg} does not start the loop at a constant"
+    me = Poly.atom(atom)
+    step = None
+    for latch in (p for p in ev.cfg.blocks[loop.header].preds if p in loop.blocks):
+        nxt = ev.exit_word(latch, reg)
+        if nxt.kind != "low" or not (nxt.poly - me).is_const:
+            return f"{reg} does not change by a constant from one iteration to the next"
+        d = (nxt.poly - me).constant
+        if d <= 0 or (step is not None and d != step):
+            return f"{reg} does not grow by one positive constant per iteration"
+        step = d
+    if step is None:
+        return f"{reg} has no back edge"
+    return start.poly.constant, step
+
+
 def counter(ev, loop, atom: str) -> Counter | str:
     """The counter behind ``atom`` (a counter atom of ``ev``), or why it is not one."""
     a = ev.atoms[atom]
