@@ -158,3 +158,26 @@ def test_what_the_evaluator_follows(line, reason):
         assert w.known and w.poly.degree(k0) == 2
     else:
         assert not w.known and reason in w.reason
+
+
+def test_a_vgpr_the_loop_advances_is_tied_to_the_loop_counter():
+    # gemm_double_buffered advances the B row index in v80 by 8*N per iteration beside the counter s12
+    # (+8, from 8): v80 = its value on entry + N * (s12 - 8), so its loads are the source's next_a/next_b
+    # indices with k0 = s12 - 8
+    path = KERNELS / "gemm_double_buffered.s"
+    a, ev, loop, loads = evaluator(path)
+    addrs = [ev.address(i) for i in loads]
+    assert all(w.known for w in addrs), [w.reason for w in addrs]
+    n, pa, pb = atom_named(ev, offset=24), atom_named(ev, offset=0), atom_named(ev, offset=8)
+    k0 = atom_named(ev, counter=True)
+    c = counter(ev, loop, k0)
+    assert (c.reg, c.init, c.step) == ("s12", 8, 8)
+    rng = random.Random(7)
+    for _ in range(100):
+        env = {n: rng.randrange(1, 46000), "wg_x": rng.randrange(0, 300), "wg_y": rng.randrange(0, 300),
+               k0: 8 + 8 * rng.randrange(0, 5000), pa: rng.randrange(0, 1 << 48), pb: rng.randrange(0, 1 << 48)}
+        t = rng.randrange(0, 256)
+        kk, nn = env[k0] - 8, env[n]
+        want = [env[pa] + 4 * ((128 * env["wg_y"] + t // 8 + 32 * i) * nn + kk + 8 + t % 8) for i in range(4)]
+        want += [env[pb] + 4 * ((kk + 8 + t // 128 + 2 * i) * nn + 128 * env["wg_x"] + t % 128) for i in range(4)]
+        assert sorted(value(ev, w.poly, env, t) for w in addrs) == sorted(want)
