@@ -1,30 +1,17 @@
 """``isalint fix --PASS... IN.s``: rewrite passes, each proven or refused.
 
-A pass lives in ``isalint.fixes.<name>`` and exposes
-``apply(analysis, options: dict) -> FixResult``; it raises ``FixRefused`` with a
-clear reason when it cannot prove the rewrite safe. Passes run in the order
-given; each sees the previous one's output re-parsed. Nothing is written unless
-every pass succeeded and (unless ``--no-validate``) the validation passed.
+The passes are listed in :data:`isalint.fixes.PASSES`; :mod:`isalint.fixes.toolkit.pipeline` runs them
+in the order given (each sees the previous one's output re-parsed), validates and writes. Nothing is
+written unless every pass succeeded and (unless ``--no-validate``) the validation passed.
 """
 from __future__ import annotations
 
 import difflib
-import os
 import sys
-import tempfile
 
 import click
 
-from ..fixes import FixRefused, FixResult  # noqa: F401  (re-exported for passes)
 from .common import fail, load_analysis
-
-PASSES = {
-    "dual_fmac": "isalint.fixes.dual_fmac",
-    "batch_gmem": "isalint.fixes.batch_gmem",
-    "metadata": "isalint.fixes.metadata",
-}
-# Passes whose result depends on N through runtime strides: validated at two sizes by default.
-TWO_SIZES = {"batch_gmem": (256, 384)}
 
 
 @click.command("fix")
@@ -44,11 +31,11 @@ TWO_SIZES = {"batch_gmem": (256, 384)}
 @click.option("--spread", is_flag=True, help="--batch-gmem: spread the loads over the loop body in groups of 2.")
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating a kernel with the GEMM ABI (repeatable; default 256, and 384 "
-                   "as well for --batch-gmem).")
+                   "as well for a pass whose code depends on N, such as --batch-gmem).")
 def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, loop_label, no_validate, max_n,
             spread, gemm_n):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
-    import importlib
+    from ..fixes.toolkit.pipeline import run_passes, validate, write_atomic
 
     chosen = [name for name, on in (("dual_fmac", dual_fmac), ("batch_gmem", batch_gmem), ("metadata", metadata))
               if on]
@@ -61,41 +48,28 @@ def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, 
     if not (output or in_place or show_diff):
         fail("say where the result goes: -o OUT.s, --in-place, or --diff")
     analysis = load_analysis(path)
-    original = analysis.program.source.render()
-    text = original
-    summaries: list[str] = []
-    for name in chosen:
-        module = importlib.import_module(PASSES[name])
-        try:
-            result = module.apply(analysis, {"loop": loop_label, "max_n": max_n, "spread": spread})
-        except FixRefused as exc:
-            click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {exc}", err=True)
-            click.echo("isalint: input left untouched", err=True)
-            sys.exit(1)
-        text = result.text
-        summaries.append(result.summary)
-        if name != chosen[-1]:
-            from ..analysis import Analysis
-            from ..parse.source import parse_text
-
-            analysis = Analysis.from_source(parse_text(text, path))
-    for s in summaries:
+    outcome = run_passes(analysis, chosen, {"loop": loop_label, "max_n": max_n, "spread": spread})
+    if outcome.refused is not None:
+        name, reason = outcome.refused
+        click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {reason}", err=True)
+        click.echo("isalint: input left untouched", err=True)
+        sys.exit(1)
+    for s in outcome.summaries:
         if s:
             click.echo(s, err=True)
-    if text == original:
+    original, text = outcome.original, outcome.text
+    if not outcome.changed:
         click.echo("isalint: nothing to change", err=True)
     elif not no_validate:
-        sizes = list(gemm_n) or sorted({n for name in chosen for n in TWO_SIZES.get(name, (256,))})
-        if max_n is not None and any(n > max_n for n in sizes):
+        sizes = list(gemm_n) or list(outcome.sizes)
+        if max_n is not None and max(sizes) > max_n:
             fail(f"--gemm {max(sizes)} is larger than --max-n {max_n}")
-        for n in sizes:
-            verdict = _validate(path, original, text, n, code_unchanged=chosen == ["metadata"])
+        for n in sizes[:1] if outcome.only_metadata else sizes:
+            verdict = validate(path, original, text, n, code_unchanged=outcome.only_metadata)
             if verdict is not None:
                 click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
                 sys.exit(1)
-            if chosen == ["metadata"]:
-                break
-        else:
+        if not outcome.only_metadata:
             click.echo(f"isalint: validated: the rewrite computes what the input computes "
                        f"(GEMM N={', '.join(map(str, sizes))}, bit-identical)", err=True)
     if show_diff:
@@ -103,58 +77,5 @@ def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, 
                                                 fromfile=path, tofile=output or path)), nl=False)
     target = path if in_place else output
     if target:
-        _write_atomic(target, text, analysis.program.source)
+        write_atomic(target, text)
         click.echo(f"isalint: wrote {target}", err=True)
-
-
-def _validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False) -> str | None:
-    """None when the candidate is proven equal to the original, else the reason it is not.
-
-    A pass that only rewrites metadata must leave the machine code byte-identical: both files are
-    assembled and their ``.text`` sections compared. Other passes are run against the original in
-    the emulator.
-    """
-    if code_unchanged:
-        return _same_code(path, original, candidate)
-    try:
-        from ..validate import equivalence
-    except ImportError:
-        return "the validator is not available in this installation"
-    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n)
-
-
-def _same_code(path: str, original: str, candidate: str) -> str | None:
-    from ..validate.elf import section_bytes
-    from ..validate.toolchain import ToolchainError, find_toolchain
-
-    try:
-        tc = find_toolchain(need_linker=False)
-    except ToolchainError as exc:
-        return f"cannot assemble to check the result: {exc}"
-    with tempfile.TemporaryDirectory() as tmp:
-        texts = []
-        for name, source in (("original", original), ("candidate", candidate)):
-            obj = os.path.join(tmp, f"{name}.o")
-            result = tc.assemble(source, obj, source_name=path)
-            if not result.ok:
-                first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
-                return f"the {name} does not assemble: {first}"
-            with open(obj, "rb") as fh:
-                texts.append(section_bytes(fh.read(), ".text"))
-    if texts[0] is None or texts[0] != texts[1]:
-        return "the machine code changed, but this pass may only change metadata"
-    return None
-
-
-def _write_atomic(target: str, text: str, source) -> None:
-    data = text.encode("utf-8", "surrogateescape")
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".isalint-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -35,7 +35,9 @@ from .select import select_loop
 from .spread import plan_spread
 from .verify import summary, update_counts, verify
 
-__all__ = ["apply"]
+__all__ = ["apply", "VALIDATE_SIZES"]
+# the bases' strides are computed from N at run time: validated at two sizes
+VALIDATE_SIZES = (256, 384)
 
 
 def apply(analysis, options: dict) -> FixResult:
