@@ -28,6 +28,7 @@ touched):
 from __future__ import annotations
 
 from .. import FixResult
+from ..toolkit import highest_register
 from .guard import check_sizes
 from .plan import make_plan
 from .rewrite import layout, render
@@ -48,9 +49,17 @@ def apply(analysis, options: dict) -> FixResult:
     out = layout(analysis, plan, limits)
     spread = plan_spread(analysis, plan, out) if options.get("spread") else None
     text = render(analysis, plan, out, _note(plan, limits, out, spread), spread)
-    text = update_counts(text, analysis.program.path)
+    text = update_counts(text, analysis.program.path, _highest(analysis, "v", out) + 1, _highest(analysis, "s", out) + 1)
     new = verify(analysis, plan, text)
     return FixResult(text, summary(analysis, new, plan, limits, out, spread))
+
+
+def _highest(analysis, file: str, out) -> int:
+    """The highest register of ``file`` the output names: the input's, or a new one it takes."""
+    top = highest_register(analysis.program, out.insert_at, file)
+    if file == "v":
+        return max([top] + list(out.offsets))
+    return max([top] + [p + 1 for p in out.bases.values()] + [n for n in out.steps.values() if n is not None])
 
 
 def _note(plan, limits, out, spread) -> str:

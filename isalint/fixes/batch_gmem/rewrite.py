@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 from ...model.affine.poly import Poly
 from .. import FixRefused
+from ..toolkit import Edits, indent_of_text, rewritten_view
 from .emit_salu import Point, Registers, SaluWriter, _lit
 from .emit_valu import ValuWriter
-from .registers import dead_chain, free_over, sgpr_pairs, view
-
-SGPR_CEILING = 104  # highest SGPR + 1: with VCC's 2 the kernel stays within the 106 SGPRs of gfx11
+from .registers import dead_chain, free_over, sgpr_ceiling
 
 
 @dataclass
@@ -87,22 +86,22 @@ def _attempt(analysis, plan, limits, at: int, after_pre: bool, reads: set[str]) 
     loads = {ld.index: _address_regs(program.instrs[ld.index]) for ld in plan.loads}
     hide = {i: set(r) for i, r in loads.items()}
     dead = dead_chain(program, plan.kernel, loads, {at: reads})
-    after = view(program, dead, hide, {at: reads})
-    after_v = view(program, dead, hide, {at: {r for r in reads if not r.startswith("v")}})
+    after = rewritten_view(program, dead, hide, {at: reads})
+    after_v = rewritten_view(program, dead, hide, {at: {r for r in reads if not r.startswith("v")}})
     across = sorted(plan.loop.indices(cfg)) + [at]
-    free_s, _ = free_over(after, across)
-    _, free_v = free_over(after_v, across)
+    ceiling = sgpr_ceiling(program, plan.kernel)
+    free_pairs, free_s, _ = free_over(after, across, ceiling)
+    _, _, free_v = free_over(after_v, across, ceiling)
     out = Layout(at, after_pre, cfg.blocks[plan.loop.header].first, dead)
     bases = list(dict.fromkeys(ld.base for ld in plan.loads))
     steps = list(dict.fromkeys(g.step for g in plan.groups if not g.step.is_const))
-    pairs = sgpr_pairs(free_s, len(bases), SGPR_CEILING)
     where = f"{program.path}:{program.instrs[at].lineno}"
-    if pairs is None:
-        have = len(sgpr_pairs(free_s, 0, SGPR_CEILING) or [])
+    if len(free_pairs) < len(bases):
         raise FixRefused(f"{where}: no free SGPRs for the bases: {len(bases)} aligned SGPR pairs must stay free over "
-                         f"the loop, {have} are (SGPR liveness over s0-s{SGPR_CEILING - 1})")
+                         f"the loop, {len(free_pairs)} are (SGPR liveness over s0-s{ceiling - 1})")
+    pairs = free_pairs[:len(bases)]
     used = {n for p in pairs for n in (p, p + 1)}
-    singles = [n for n in free_s if n not in used and n < SGPR_CEILING][:len(steps)]
+    singles = [n for n in free_s if n not in used][:len(steps)]
     if len(singles) < len(steps):
         raise FixRefused(f"{where}: no free SGPRs for the per-iteration steps of the offsets")
     used |= set(singles)
@@ -115,10 +114,11 @@ def _attempt(analysis, plan, limits, at: int, after_pre: bool, reads: set[str]) 
     valu = ValuWriter(regs, [], where)
     combos = [valu.combination(g.start) for g in plan.groups]
     out.offsets = _offset_registers(plan, combos, free_v, where)
-    tmp_s, tmp_v = free_over(after, [at])
+    tmp_pairs, tmp_s, tmp_v = free_over(after, [at], ceiling)
     held = {n for c in combos if c for n, _ in c[0]}
     valu.temps = [n for n in tmp_v if n not in out.offsets and n not in held]
-    out.setup = _setup(plan, out, regs, valu, [n for n in tmp_s if n not in used], where)
+    out.setup = _setup(plan, out, regs, valu, [p for p in tmp_pairs if p not in used and p + 1 not in used],
+                       [n for n in tmp_s if n not in used], where)
     return out, regs.read
 
 
@@ -146,10 +146,10 @@ def _address_regs(ins) -> list[str]:
     return next(s for s in ins.slots[0] if s.name in ("addr", "vaddr")).regs
 
 
-def _setup(plan, out: Layout, regs, valu, tmp_s: list[int], where: str) -> list[str]:
-    scratch = sgpr_pairs(tmp_s, 2, 106)
-    single = [n for n in tmp_s if scratch is None or n not in (scratch[0], scratch[0] + 1, scratch[1], scratch[1] + 1)]
-    if scratch is None or not single:
+def _setup(plan, out: Layout, regs, valu, tmp_pairs: list[int], tmp_s: list[int], where: str) -> list[str]:
+    scratch = tmp_pairs[:2]
+    single = [n for n in tmp_s if all(n not in (p, p + 1) for p in scratch)]
+    if len(scratch) < 2 or not single:
         raise FixRefused(f"{where}: not enough free SGPRs before the loop to compute the bases in")
     salu = SaluWriter(regs, scratch[0], scratch[1], single[0], where)
     cache: dict = {}
@@ -187,36 +187,29 @@ def _ranges(plan, limits) -> dict[str, tuple[int, int]]:
 
 
 def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
-    program = analysis.program
-    source = program.source
-    cfg = analysis.cfg
-    replace: dict[int, str | None] = {}
-    before: dict[int, list[str]] = {}
-    after: dict[int, list[str]] = {}
-    blocks = {cfg.block_of[i] for i in out.dead}
+    program, cfg = analysis.program, analysis.cfg
+    edits = Edits(program)
     for i in out.dead:
-        replace[program.instrs[i].line.number - 1] = None
-    for b in blocks:
+        edits.delete(i)
+    for b in {cfg.block_of[i] for i in out.dead}:
         for i in cfg.blocks[b].indices():
             if program.instrs[i].opcode == "s_delay_alu":
-                replace[program.instrs[i].line.number - 1] = None
+                edits.delete(i)
     new_form = {}
     for k, g in enumerate(plan.groups):
         for ld in g.loads:
             ins = program.instrs[ld.index]
             new_form[ld.index] = _saddr_form(ins, out.offsets[k], out.bases[ld.base])
-            replace[ins.line.number - 1] = new_form[ld.index]
+            edits.replace(ld.index, [new_form[ld.index]])
     if spread is not None:
-        _spread_edits(program, cfg, spread, new_form, replace, before)
-    pre = program.instrs[out.insert_at].line
-    indent = _indent(pre.text)
+        _spread_edits(program, cfg, spread, new_form, edits)
+    indent = indent_of_text(program.instrs[out.insert_at].line.text)
     setup = [f"{indent}; {note}"] + [indent + t for t in out.setup]
     if out.insert_after:
-        after.setdefault(pre.number - 1, []).extend(setup)
+        edits.insert_after(out.insert_at, setup)
     else:
-        before.setdefault(pre.number - 1, []).extend(setup)
-    head = program.instrs[out.header_first].line
-    hindent = _indent(head.text)
+        edits.insert_before(out.insert_at, setup)
+    hindent = indent_of_text(program.instrs[out.header_first].line.text)
     adv = []
     for k, g in enumerate(plan.groups):
         if g.step == Poly():
@@ -224,40 +217,24 @@ def render(analysis, plan, out: Layout, note: str, spread=None) -> str:
         n = out.steps.get(g.step)
         src = f"s{n}" if n is not None else _lit(g.step.constant)
         adv.append(f"{hindent}v_add_nc_u32 v{out.offsets[k]}, {src}, v{out.offsets[k]}")
-    before.setdefault(head.number - 1, []).extend(adv)
-    eol = next((ln.eol for ln in source.lines if ln.eol), "\n")
-    parts: list[str] = []
-    for n, line in enumerate(source.lines):
-        for t in before.get(n, ()):
-            parts.append(t + eol)
-        if n not in replace:
-            parts.append(line.text + line.eol)
-        elif replace[n] is not None:
-            parts.append(replace[n] + line.eol)
-        for t in after.get(n, ()):
-            parts.append(t + eol)
-    return "".join(parts)
+    edits.insert_before(out.header_first, adv)
+    return edits.render()
 
 
-def _spread_edits(program, cfg, spread, new_form: dict, replace: dict, before: dict) -> None:
+def _spread_edits(program, cfg, spread, new_form: dict, edits) -> None:
     """The loads leave their block (with its ``s_clause``, whose count they made) for the spread points."""
     for i in new_form:
-        replace[program.instrs[i].line.number - 1] = None
+        edits.delete(i)
     for i in cfg.blocks[spread.load_block].indices():
         if program.instrs[i].opcode == "s_clause":
-            replace[program.instrs[i].line.number - 1] = None
+            edits.delete(i)
     for at, loads in spread.points.items():
-        line = program.instrs[at].line
-        indent = _indent(line.text)
+        indent = indent_of_text(program.instrs[at].line.text)
         body = [indent + new_form[i].strip() for i in loads]
         if spread.mask is not None:
             body = [f"{indent}s_and_saveexec_b32 s{spread.save}, {spread.mask}"] + body + \
                 [f"{indent}s_mov_b32 exec_lo, s{spread.save}"]
-        before.setdefault(line.number - 1, []).extend(body)
-
-
-def _indent(text: str) -> str:
-    return text[: len(text) - len(text.lstrip())] or "\t"
+        edits.insert_before(at, body)
 
 
 def _saddr_form(ins, offset_vgpr: int, pair: int) -> str:

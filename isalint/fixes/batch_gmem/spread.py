@@ -22,7 +22,8 @@ from ...model.affine.words import Pred
 from ...model.liveness import Liveness
 from ...model.waitcnt import wait_thresholds
 from .. import FixRefused
-from .registers import free_over, view
+from ..toolkit import rewritten_view
+from .registers import free_over, sgpr_ceiling
 from .select import own_blocks
 
 GROUP = 2
@@ -167,10 +168,10 @@ def _holds(ev, reg: str, index: int, pred: Pred) -> bool:
 def _save_register(program, plan, out, tb) -> int:
     loads = {ld.index: [r for s in program.instrs[ld.index].slots[0] if s.name in ("addr", "vaddr") for r in s.regs]
              for ld in plan.loads}
-    after = view(program, out.dead, {i: set(r) for i, r in loads.items()})
-    free_s, _ = free_over(after, list(tb.indices()))
+    after = rewritten_view(program, out.dead, {i: set(r) for i, r in loads.items()})
+    _, free_s, _ = free_over(after, list(tb.indices()), sgpr_ceiling(program, plan.kernel))
     taken = {n for p in out.bases.values() for n in (p, p + 1)} | {n for n in out.steps.values() if n is not None}
     for n in free_s:
-        if n not in taken and n < 104:
+        if n not in taken:
             return n
     raise FixRefused(f"{program.path}: --spread: no free SGPR to keep EXEC in while a group of loads runs predicated")

@@ -2,29 +2,16 @@
 from __future__ import annotations
 
 from .. import FixRefused
+from ..toolkit import check_no_new_wait_hazards, check_understood, refresh_counts, reparse
 from .select import loads_of, own_blocks
 
 MAX_SGPRS = 106
 
 
-def update_counts(text: str, path: str) -> str:
-    """Rewrite ``.amdhsa_next_free_sgpr``/``_vgpr``, ``.sgpr_count``/``.vgpr_count`` and the compiler's
-    comments to what the code uses (the ``--metadata`` pass)."""
-    from ...analysis import Analysis
-    from ...parse.source import parse_text
-    from .. import metadata
-
-    return metadata.apply(Analysis.from_source(parse_text(text, path)), {}).text
-
-
-def _reparse(analysis, text: str):
-    from ...analysis import Analysis
-    from ...parse.source import InputError, parse_text
-
-    try:
-        return Analysis.from_source(parse_text(text, analysis.program.path))
-    except InputError as exc:
-        raise FixRefused(f"internal error: the rewritten file does not parse ({exc})") from None
+def update_counts(text: str, path: str, vgprs: int, sgprs: int) -> str:
+    """``.amdhsa_next_free_sgpr``/``_vgpr``, ``.sgpr_count``/``.vgpr_count`` and the compiler's comments
+    made to match the code (:func:`isalint.fixes.toolkit.refresh_counts`)."""
+    return refresh_counts(text, path, vgprs, sgprs)
 
 
 def _loop_again(analysis, new, plan):
@@ -36,28 +23,15 @@ def _loop_again(analysis, new, plan):
 
 
 def verify(analysis, plan, text: str):
-    from ...model import counters
-
-    new = _reparse(analysis, text)
+    new = reparse(text, analysis.program.path)
     loop = _loop_again(analysis, new, plan)
     for i in loop.indices(new.cfg):
-        ins = new.program.instrs[i]
-        if ins.opaque:
-            raise FixRefused(f"internal error: line {ins.lineno} of the output is not understood: {ins.problem}")
+        check_understood(new.program.instrs[i])
     left = loads_of(new.program, new.cfg, loop)
     if left:
         raise FixRefused(f"internal error: line {new.program.instrs[left[0]].lineno} still loads from a VGPR pair")
-
-    def hazards(program) -> set[tuple[str, str, str]]:
-        return {(program.instrs[h.index].text(), h.reg, h.counter) for h in counters.analyze(program).hazards}
-
-    before = hazards(analysis.program)
-    for h in counters.analyze(new.program).hazards:
-        if (new.program.instrs[h.index].text(), h.reg, h.counter) not in before:
-            raise FixRefused(f"internal error: the rewrite leaves {h.reg} used at line "
-                             f"{new.program.instrs[h.index].lineno} before its {h.counter} wait")
-    kernel = new.program.kernels[0] if len(new.program.kernels) == 1 else \
-        next(k for k in new.program.kernels if k.name == plan.kernel.name)
+    check_no_new_wait_hazards(analysis.program, new.program)
+    kernel = next(k for k in new.program.kernels if k.name == plan.kernel.name)
     md = kernel.metadata or {}
     if int(md.get(".sgpr_count", 0)) > MAX_SGPRS:
         raise FixRefused(f"internal error: the rewrite uses {md.get('.sgpr_count')} SGPRs, more than {MAX_SGPRS}")
