@@ -23,7 +23,8 @@ from .common import fail, load_analysis
 @click.option("-o", "--output", type=click.Path(), help="Write the result here.")
 @click.option("--in-place", is_flag=True, help="Overwrite the input.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead of (or as well as) writing.")
-@click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop).")
+@click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop; for "
+                                             "--batch-gmem, the loop with the most VGPR-addressed global loads).")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--max-n", type=click.IntRange(min=1), default=None,
               help="--batch-gmem: the largest N the output must support, when its 32-bit offsets cannot "
