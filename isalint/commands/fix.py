@@ -21,6 +21,7 @@ from .common import fail, load_analysis
 PASSES = {
     "dual_fmac": "isalint.fixes.dual_fmac",
     "metadata": "isalint.fixes.metadata",
+    "unroll": "isalint.fixes.unroll",
 }
 
 
@@ -28,20 +29,26 @@ PASSES = {
 @click.argument("path", type=click.Path())
 @click.option("--dual-fmac", is_flag=True, help="Rewrite the hot loop's FMAs as bank-conflict-free v_dual_fmac_f32.")
 @click.option("--metadata", is_flag=True, help="Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.")
+@click.option("--unroll", is_flag=True, help="Unroll a loop of proven trip count, folding its address steps into "
+                                             "LDS offsets.")
 @click.option("-o", "--output", type=click.Path(), help="Write the result here.")
 @click.option("--in-place", is_flag=True, help="Overwrite the input.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead of (or as well as) writing.")
 @click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop).")
+@click.option("--factor", type=int, help="With --unroll: copies per iteration of a shorter loop (a divisor of the "
+                                         "trip count; default: unroll fully).")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--gemm", "gemm_n", type=int, default=256, show_default=True,
               help="Matrix size for validating a kernel with the GEMM ABI.")
-def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, no_validate, gemm_n):
+def command(path, dual_fmac, metadata, unroll, output, in_place, show_diff, loop_label, factor, no_validate, gemm_n):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
     import importlib
 
-    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("metadata", metadata)) if on]
+    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("unroll", unroll), ("metadata", metadata)) if on]
     if not chosen:
-        fail("choose at least one pass: --dual-fmac, --metadata")
+        fail("choose at least one pass: --dual-fmac, --unroll, --metadata")
+    if factor is not None and not unroll:
+        fail("--factor goes with --unroll")
     if output and in_place:
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
@@ -53,7 +60,7 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
     for name in chosen:
         module = importlib.import_module(PASSES[name])
         try:
-            result = module.apply(analysis, {"loop": loop_label})
+            result = module.apply(analysis, {"loop": loop_label, "factor": factor})
         except FixRefused as exc:
             click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {exc}", err=True)
             click.echo("isalint: input left untouched", err=True)

@@ -1,0 +1,197 @@
+"""``isalint fix --unroll``: a counted loop copied out, its control gone, its address steps folded.
+
+The rewrite the worklog made by hand from kernel 6 to kernel 7 (seed 000, "Kernel 7: Loop
+unrolling"): the inner GEMM loop of 8 iterations becomes 8 copies of its body, without the
+compare and branch of every iteration. Unlike the hand-made kernel 7, which kept one
+``v_add_nc_u32`` per matrix per copy, the address steps go into the LDS instructions'
+offsets.
+
+Steps (each proves what it needs or refuses with the line and the reason; the input is
+never touched):
+
+1. :mod:`.control` picks the loop (``--loop``, else the hottest innermost) and proves its
+   trip count from the induction variable and the compare.
+2. :mod:`.copies` emits ``--factor`` copies (default: all iterations) with the loop control
+   removed and the constant address steps deferred into LDS offsets (:mod:`.deferred`,
+   :mod:`.dsoffset`); values the code after the loop reads are brought up to date on exit.
+3. :mod:`.waits` places every ``lgkmcnt``/``vmcnt`` wait again from the counters;
+   :mod:`.hints` re-derives ``s_delay_alu`` and ``s_clause`` and prunes redundant ``s_setprio``.
+4. The loop's lines are replaced, the register counts rewritten, and the result re-parsed
+   and checked (no new wait hazard, no backward branch left, no new bank stall).
+"""
+from __future__ import annotations
+
+from .. import FixRefused, FixResult
+from . import codesize, copies, hints, numbers, render, waits
+from .control import LoopControl, prove, where
+
+__all__ = ["apply"]
+
+
+def apply(analysis, options: dict | None = None) -> FixResult:
+    options = options or {}
+    ctl = prove(analysis, options.get("loop"))
+    factor = _factor(analysis, ctl, options.get("factor"))
+    body = [analysis.program.instrs[i] for i in ctl.body]
+    em = copies.build(analysis, ctl, factor)
+    lines, info = finish(analysis, ctl, em)
+    _check_size(analysis, ctl, lines, factor)
+    text = render.replace_loop(analysis, ctl, [t for t, _ in lines])
+    text = _update_counts(text, analysis.program.path)
+    new = verify(analysis, ctl, text, factor)
+    count = sum(1 for t, _ in lines if not t.lstrip().startswith(";"))
+    summary = _summary(analysis, new, ctl, factor, body, em, info, count)
+    return FixResult(text, summary)
+
+
+def _factor(analysis, ctl: LoopControl, factor) -> int:
+    if factor is None:
+        return ctl.trip
+    if factor < 2 or factor > ctl.trip or ctl.trip % factor:
+        divisors = [d for d in range(2, ctl.trip + 1) if ctl.trip % d == 0]
+        raise FixRefused(f"{where(analysis.program, ctl.branch)}: loop {ctl.label} runs {ctl.trip} times; "
+                         f"--factor must divide that: {', '.join(map(str, divisors)) or 'none'}")
+    return factor
+
+
+def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None]], dict]:
+    """The emitted copies with waits, clauses, delays and priorities placed: (text, origin) lines."""
+    looping = em.copies < ctl.trip
+    instrs = render.parse_lines([it.text for it in em.items])
+    entry = waits.entry_state(analysis, ctl)
+    plan, out = (waits.plan_loop if looping else waits.plan_straight)(instrs, entry)
+    need = waits.cover(out, waits.exit_state(analysis, ctl))
+    indent = copies._indent(em.items[0].text)
+    seq: list[tuple[str, tuple | None]] = []
+    for pos, it in enumerate(em.items):
+        if pos in plan:
+            seq += [(t, None) for t in waits.wait_lines(indent, plan[pos])]
+        if need and looping and pos == len(em.items) - 1:
+            seq += [(t, None) for t in waits.wait_lines(indent, need)]
+        seq.append((it.text, it.origin))
+    if need and not looping:
+        seq += [(t, None) for t in waits.wait_lines(indent, need)]
+    parsed = render.parse_lines([t for t, _ in seq])
+    lines = [hints.Line(t, ins, o) for (t, o), ins in zip(seq, parsed)]
+    lines, pruned = hints.prune_setprio(lines)
+    body = [analysis.program.instrs[i] for i in ctl.body]
+    lines = hints.place_clauses(lines, body, em.copies, indent)
+    out_lines = hints.rederive_delays(lines, body, em.copies, looping, indent)
+    marked: list[tuple[str, tuple | None]] = []
+    seen = set()
+    for text, origin in out_lines:
+        if origin is not None and origin[0] not in seen:
+            seen.add(origin[0])
+            marked.append((f"{indent}; {ctl.label} unrolled: iteration {origin[0] + 1} of {em.copies}", None))
+        marked.append((text, origin))
+    info = {"planned_waits": sum(1 for t, _ in out_lines if "s_waitcnt" in t), "setprio_pruned": pruned,
+            "exit_wait": need}
+    return marked, info
+
+
+def _check_size(analysis, ctl: LoopControl, lines, factor: int) -> None:
+    instrs = render.parse_lines([t for t, _ in lines if not t.lstrip().startswith(";")])
+    size = codesize.code_bytes(instrs)
+    if size > codesize.BUDGET_BYTES:
+        divisors = [d for d in range(2, factor) if ctl.trip % d == 0]
+        hint = f"; try --factor {max(d for d in divisors if d * size // factor <= codesize.BUDGET_BYTES)}" \
+            if any(d * size // factor <= codesize.BUDGET_BYTES for d in divisors) else ""
+        raise FixRefused(f"{where(analysis.program, ctl.branch)}: {factor} copies of loop {ctl.label} take about "
+                         f"{size // 1024} KiB of code, more than half of the {codesize.ICACHE_BYTES // 1024} KiB "
+                         f"instruction cache{hint}")
+
+
+def _update_counts(text: str, path: str) -> str:
+    """Register counts that match the code (the ``--metadata`` rewrite); unchanged where it refuses."""
+    from ...analysis import Analysis
+    from ...parse.source import parse_text
+    from .. import metadata
+
+    try:
+        return metadata.apply(Analysis.from_source(parse_text(text, path)), {}).text
+    except FixRefused:
+        return text
+
+
+def highest_vgpr(program, index: int) -> int:
+    """The highest VGPR the kernel holding instruction ``index`` names."""
+    k = program.kernel_of(index)
+    lo, hi = (k.first, k.last) if k is not None else (0, len(program.instrs))
+    top = -1
+    for ins in program.instrs[lo:hi]:
+        for r in list(ins.defs) + list(ins.uses):
+            if r.startswith("v") and r[1:].isdigit():
+                top = max(top, int(r[1:]))
+    return top
+
+
+def verify(analysis, ctl: LoopControl, text: str, factor: int):
+    """Re-parse the result and check what the rewrite promises."""
+    from ...analysis import Analysis
+    from ...model import counters
+    from ...parse.source import InputError, parse_text
+
+    try:
+        new = Analysis.from_source(parse_text(text, analysis.program.path))
+    except InputError as exc:
+        raise FixRefused(f"internal error: the rewritten file does not parse ({exc})") from None
+    program = new.program
+    for ins in program.instrs:
+        if ins.opaque:
+            raise FixRefused(f"internal error: line {ins.lineno} of the output is not understood: {ins.problem}")
+    loop = new.cfg.find_loop(ctl.label)
+    if factor == ctl.trip and loop is not None:
+        raise FixRefused(f"internal error: {ctl.label} is still a loop after a full unroll")
+    if factor < ctl.trip and loop is None:
+        raise FixRefused(f"internal error: the shorter loop {ctl.label} is not found again")
+
+    def hazards(prog) -> set[tuple[str, str, str]]:
+        return {(prog.instrs[h.index].text(), h.reg, h.counter) for h in counters.analyze(prog).hazards}
+
+    before = hazards(analysis.program)
+    for h in counters.analyze(program).hazards:
+        if (program.instrs[h.index].text(), h.reg, h.counter) not in before:
+            raise FixRefused(f"internal error: the rewrite leaves {h.reg} used at line "
+                             f"{program.instrs[h.index].lineno} before its {h.counter} wait")
+    return new
+
+
+def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, count: int) -> str:
+    full = factor == ctl.trip
+    region_instrs = _region_instrs(new, ctl, factor, count)
+    v0 = highest_vgpr(old.program, ctl.body[0]) + 1
+    v1 = highest_vgpr(new.program, new.program.labels[ctl.label]) + 1
+    before = numbers.figures(body, v0)
+    after = numbers.figures(region_instrs, v1)
+    if before["stall_cycles"] == 0 and after["stall_cycles"] > 0:
+        raise FixRefused(f"the unrolled code has {after['stall_cycles']} modeled bank stall cycles where the loop "
+                         "had none")
+    how = "fully unrolled" if full else f"unrolled by {factor}: a loop of {ctl.trip // factor} iterations"
+    head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {ctl.init} by "
+            f"{_signed(ctl.step)}), {how}")
+    lines = [head] + numbers.table(before, after)
+    lines.append(f"  address steps: {em.folded_adds} adds folded, {em.folded_loads} LDS offsets adjusted, "
+                 f"{em.kept_adds} moves/adds kept to bring values up to date")
+    extra = []
+    if info["setprio_pruned"]:
+        extra.append(f"{info['setprio_pruned']} redundant s_setprio dropped")
+    if info["exit_wait"]:
+        extra.append("one wait added on exit")
+    if extra:
+        lines.append("  " + "; ".join(extra))
+    return "\n".join(lines)
+
+
+def _region_instrs(new, ctl: LoopControl, factor: int, count: int):
+    """The instructions of the unrolled code (``count`` of them from the loop's label), or of the
+    shorter loop."""
+    program = new.program
+    if factor < ctl.trip:
+        loop = new.cfg.find_loop(ctl.label)
+        return [program.instrs[i] for i in loop.indices(new.cfg)]
+    start = program.labels[ctl.label]
+    return program.instrs[start:start + count]
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 32) if v & 0x80000000 else v

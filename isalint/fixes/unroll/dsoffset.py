@@ -1,0 +1,101 @@
+"""Folding a constant into the immediate offset of an LDS instruction.
+
+An LDS access goes to ``ADDR + OFFSET``: the address VGPR plus the instruction's
+unsigned immediate (RDNA3 ISA guide, chapter 11 "Local data share operations", DS
+instruction fields). Single-address forms have a 16-bit ``offset:``; the ``2addr``
+forms have two 8-bit offsets counted in elements (of 4 or 8 bytes, times 64 for the
+``stride64`` forms). ``ds_load v, (a + c) offset:o`` is therefore the same access as
+``ds_load v, a offset:(o + c)`` whenever ``o + c`` fits the field: both sums are the
+same 32-bit address.
+"""
+from __future__ import annotations
+
+OFFSET_MAX = 0xFFFF  # the 16-bit offset of single-address DS instructions
+OFFSET2_MAX = 0xFF  # each 8-bit offset of the 2addr forms
+_ELEMENT = {"b32": 4, "b64": 8}
+
+
+def foldable(ins) -> bool:
+    """An LDS load or store whose address operand may take a folded constant."""
+    if ins.is_vopd or ins.klass != "lds" or ins.opaque:
+        return False
+    name = ins.opcode
+    parts = name.split("_")
+    if len(parts) < 3 or parts[1] not in ("load", "store", "read", "write") or "addtid" in parts:
+        return False
+    if ins.stmts[0].modifier("gds") is not None:
+        return False
+    return address_operand(ins) is not None
+
+
+def address_operand(ins):
+    for slot in ins.slots[0]:
+        if slot.name == "addr" and slot.operand.kind == "vgpr" and slot.operand.count == 1:
+            return slot.operand
+    return None
+
+
+def _scale(name: str) -> int | None:
+    parts = name.split("_")
+    size = _ELEMENT.get(parts[-1])
+    if size is None:
+        return None
+    return size * (64 if "stride64" in parts else 1)
+
+
+def offsets(ins) -> dict[str, int]:
+    """The instruction's offset fields in bytes added to the address, by modifier name."""
+    stmt = ins.stmts[0]
+    if "2addr" in ins.opcode:
+        scale = _scale(ins.opcode) or 0
+        return {name: scale * ((m.int_value() or 0) if (m := stmt.modifier(name)) else 0)
+                for name in ("offset0", "offset1")}
+    m = stmt.modifier("offset")
+    return {"offset": (m.int_value() or 0) if m else 0}
+
+
+def folded_fields(ins, constant: int) -> dict[str, int] | None:
+    """The new offset fields (in the units the instruction writes them) that add ``constant``
+    bytes to every address of ``ins``, or None when they do not fit."""
+    if "2addr" in ins.opcode:
+        scale = _scale(ins.opcode)
+        if not scale or constant % scale:
+            return None
+        out = {}
+        for name, byte_offset in offsets(ins).items():
+            value = (byte_offset + constant) // scale
+            if not 0 <= value <= OFFSET2_MAX:
+                return None
+            out[name] = value
+        return out
+    value = offsets(ins)["offset"] + constant
+    if not 0 <= value <= OFFSET_MAX:
+        return None
+    return {"offset": value}
+
+
+def rewrite(ins, text: str, base: str, fields: dict[str, int]) -> str:
+    """``text`` (the instruction's line) with the address register ``base`` and the offset fields
+    ``fields``; a field of 0 is left out."""
+    stmt = ins.stmts[0]
+    addr = address_operand(ins)
+    edits: list[tuple[int, int, str]] = [(addr.col - 1, addr.col - 1 + len(addr.text), base)]
+    appended = []
+    for name, value in fields.items():
+        m = stmt.modifier(name)
+        new = f"{name}:{value}" if value else ""
+        if m is not None:
+            start = m.col - 1
+            end = start + len(m.text)
+            if not new:  # drop the modifier and the blank before it
+                while start > 0 and text[start - 1] in " \t":
+                    start -= 1
+            edits.append((start, end, new))
+        elif new:
+            appended.append(new)
+    if appended:
+        at = stmt.end_col - 1
+        edits.append((at, at, " " + " ".join(appended)))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
