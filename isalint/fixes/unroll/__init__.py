@@ -59,7 +59,7 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
     looping = em.copies < ctl.trip
     instrs = render.parse_lines([it.text for it in em.items])
     entry = waits.entry_state(analysis, ctl)
-    plan, out = (waits.plan_loop if looping else waits.plan_straight)(instrs, entry)
+    plan, out = (waits.plan_loop if looping else waits.plan)(instrs, em.wait_slots, entry)
     need = waits.cover(out, waits.exit_state(analysis, ctl))
     indent = copies._indent(em.items[0].text)
     seq: list[tuple[str, tuple | None]] = []
@@ -82,7 +82,9 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
     for text, origin in out_lines:
         if origin is not None and origin[0] not in seen:
             seen.add(origin[0])
-            marked.append((f"{indent}; {ctl.label} unrolled: iteration {origin[0] + 1} of {em.copies}", None))
+            what = (f"iteration {origin[0] + 1} of {em.copies}" if not looping
+                    else f"copy {origin[0] + 1} of {em.copies} per pass")
+            marked.append((f"{indent}; {ctl.label} unrolled: {what}", None))
         marked.append((text, origin))
     info = {"planned_waits": sum(1 for t, _ in out_lines if "s_waitcnt" in t), "setprio_pruned": pruned,
             "exit_wait": need}
@@ -167,7 +169,7 @@ def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, coun
         raise FixRefused(f"the unrolled code has {after['stall_cycles']} modeled bank stall cycles where the loop "
                          "had none")
     how = "fully unrolled" if full else f"unrolled by {factor}: a loop of {ctl.trip // factor} iterations"
-    head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {ctl.init} by "
+    head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {_signed(ctl.init)} by "
             f"{_signed(ctl.step)}), {how}")
     lines = [head] + numbers.table(before, after)
     lines.append(f"  address steps: {em.folded_adds} adds folded, {em.folded_loads} LDS offsets adjusted, "

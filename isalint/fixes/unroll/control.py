@@ -17,7 +17,7 @@ from .. import FixRefused
 
 MAX_TRIP = 1 << 16  # a loop running longer is not a candidate for unrolling
 
-_CALLS = ("s_call_b64", "s_swappc_b64", "s_setpc_b64", "s_getpc_b64", "s_rfe_b64")
+_CALLS = ("s_call_b64", "s_swappc_b64", "s_setpc_b64", "s_rfe_b64")
 _RELATIONS = {"eq", "lg", "gt", "ge", "lt", "le"}
 _MIRROR = {"eq": "eq", "lg": "lg", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
 # Adds of a constant to an SGPR: opcode -> sign of the constant.

@@ -35,6 +35,7 @@ class Item:
 class Emission:
     items: list[Item]
     copies: int
+    wait_slots: set[int] = field(default_factory=set)  # item positions where a re-derived wait stood
     folded_adds: int = 0  # adds not emitted (their constants went into offsets or nowhere)
     folded_loads: int = 0  # LDS instructions that took a folded constant
     kept_adds: int = 0  # moves/adds emitted to bring a deferred value up to date
@@ -98,6 +99,8 @@ def build(analysis, ctl: LoopControl, factor: int) -> Emission:
                 continue
             if ins.klass == "waitcnt":
                 rest = waits.strip(ins)
+                if rest != ins.text():
+                    em.wait_slots.add(len(items))
                 if rest is not None:
                     emit(_indent(ins.line.text) + rest)
                 continue

@@ -19,10 +19,18 @@ from dataclasses import dataclass
 from .. import FixRefused
 
 
+def wrap(k: int) -> int:
+    """``k`` as the signed 32-bit integer with the same bits (register arithmetic wraps)."""
+    return ((k + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
 @dataclass(frozen=True)
 class Value:
     base: str | None  # a register whose current content the value adds to; None for a constant
-    constant: int
+    constant: int  # a signed 32-bit integer
+
+    def __post_init__(self):
+        object.__setattr__(self, "constant", wrap(self.constant))
 
     def plus(self, k: int) -> Value:
         return Value(self.base, self.constant + k)
@@ -61,7 +69,7 @@ class Deferred:
         return self.entries.get(reg, Value(reg, 0))
 
     def set(self, reg: str, value: Value) -> None:
-        if value.base == reg and value.constant % (1 << 32) == 0:
+        if value.base == reg and value.constant == 0:
             self.entries.pop(reg, None)
         else:
             self.entries[reg] = value
@@ -98,7 +106,7 @@ class Deferred:
 
     def _write(self, reg: str, val: Value, scc_free: bool, why: str) -> None:
         c = literal(val.constant)
-        zero = val.constant % (1 << 32) == 0
+        zero = val.constant == 0
         if is_vgpr(reg):
             if val.base is None:
                 text = f"v_mov_b32 {reg}, {c}"

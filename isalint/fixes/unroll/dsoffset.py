@@ -76,26 +76,21 @@ def folded_fields(ins, constant: int) -> dict[str, int] | None:
 
 def rewrite(ins, text: str, base: str, fields: dict[str, int]) -> str:
     """``text`` (the instruction's line) with the address register ``base`` and the offset fields
-    ``fields``; a field of 0 is left out."""
+    ``fields`` (written in the order the assembler expects, a field of 0 left out)."""
     stmt = ins.stmts[0]
     addr = address_operand(ins)
     edits: list[tuple[int, int, str]] = [(addr.col - 1, addr.col - 1 + len(addr.text), base)]
-    appended = []
-    for name, value in fields.items():
+    for name in fields:
         m = stmt.modifier(name)
-        new = f"{name}:{value}" if value else ""
-        if m is not None:
+        if m is not None:  # removed with the blank before it; written again below
             start = m.col - 1
-            end = start + len(m.text)
-            if not new:  # drop the modifier and the blank before it
-                while start > 0 and text[start - 1] in " \t":
-                    start -= 1
-            edits.append((start, end, new))
-        elif new:
-            appended.append(new)
-    if appended:
+            while start > 0 and text[start - 1] in " \t":
+                start -= 1
+            edits.append((start, m.col - 1 + len(m.text), ""))
+    new = " ".join(f"{name}:{value}" for name, value in fields.items() if value)
+    if new:
         at = stmt.end_col - 1
-        edits.append((at, at, " " + " ".join(appended)))
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end:]
+        edits.append((at, at, " " + new))
+    for start, end, repl in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + repl + text[end:]
     return text

@@ -59,22 +59,74 @@ def exit_state(analysis, ctl) -> CounterState:
     return st
 
 
-def plan_straight(sequence, entry: CounterState) -> tuple[dict[int, dict], CounterState]:
-    """{position: thresholds} for a straight-line sequence, and the state after it."""
-    plan, out = counters.plan_waits(sequence, entry, keep_existing=True, counters=REDERIVED)
-    return {w.position: w.thresholds for w in plan}, out
+def plan(sequence, slots: set[int], entry: CounterState) -> tuple[dict[int, dict], CounterState]:
+    """{position: thresholds} for a straight-line sequence, and the state after it.
+
+    ``slots`` are the positions where the loop body had a wait of a re-derived counter: each
+    gets the loosest wait that serves every instruction up to the next slot (the body's choice
+    of where to wait is kept, the values follow from the counters). An instruction that needs
+    an operation issued after its slot gets its own wait, as loose as it can be.
+    """
+    st = entry.copy()
+    out: dict[int, dict] = {}
+    bounds = sorted(slots | {0, len(sequence)})
+    for start, end in zip(bounds, bounds[1:]):
+        slot = start in slots
+        thr: dict[str, int] = {}
+        while True:
+            t = st.copy()
+            t.wait(thr)
+            extra: dict[int, dict] = {}
+            tightened = False
+            for q in range(start, end):
+                ins = sequence[q]
+                if ins.klass == "waitcnt":
+                    kept = wait_thresholds(ins)
+                    if kept:
+                        t.wait(kept)
+                    continue
+                need: dict[str, int] = {}
+                for h in t.check(ins, q):
+                    if h.counter not in REDERIVED:
+                        continue
+                    before = st.pending.get((h.reg, h.counter, h.cls))
+                    if slot and before is not None and before.origin == h.origin:
+                        if before.k < thr.get(h.counter, counters.CAP + 1):
+                            thr[h.counter] = before.k
+                            tightened = True
+                    else:
+                        need[h.counter] = min(need.get(h.counter, counters.CAP + 1), h.k)
+                if tightened:
+                    break
+                if need:
+                    extra[q] = need
+                    t.wait(need)
+                for e in counters.events(ins):
+                    t.issue(q, e)
+            if not tightened:
+                break
+        if thr:
+            extra[start] = _strictest(thr, extra.get(start, {}))
+        out.update(extra)
+        st = t
+    return out, st
 
 
-def plan_loop(sequence, entry: CounterState, max_rounds: int = 64) -> tuple[dict[int, dict], CounterState]:
+def plan_loop(sequence, slots: set[int], entry: CounterState,
+              max_rounds: int = 64) -> tuple[dict[int, dict], CounterState]:
     """The same for a loop body (its end branches back to its start): to a fixed point."""
     top = entry.copy()
     for _ in range(max_rounds):
-        plan, out = counters.plan_waits(sequence, top, keep_existing=True, counters=REDERIVED)
+        waits_at, out = plan(sequence, slots, top)
         nxt = top.copy()
         if not nxt.merge(out):
             break
         top = nxt
-    return {w.position: w.thresholds for w in plan}, out
+    return waits_at, out
+
+
+def _strictest(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {c: min(a.get(c, counters.CAP + 1), b.get(c, counters.CAP + 1)) for c in set(a) | set(b)}
 
 
 def cover(new: CounterState, old: CounterState) -> dict[str, int]:
