@@ -172,8 +172,10 @@ def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, coun
     head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {_signed(ctl.init)} by "
             f"{_signed(ctl.step)}), {how}")
     lines = [head] + numbers.table(before, after)
-    lines.append(f"  address steps: {em.folded_adds} adds folded, {em.folded_loads} LDS offsets adjusted, "
-                 f"{em.kept_adds} moves/adds kept to bring values up to date")
+    control = ctl.trip - (0 if full else ctl.trip // factor)
+    lines.append(f"  removed: {control} compares and branches, {em.folded_salu} SALU and {em.folded_adds} VALU adds; "
+                 f"{em.folded_loads} LDS instructions re-addressed; {em.kept_adds} moves/adds kept (offsets without "
+                 "room, values read later)")
     extra = []
     if info["setprio_pruned"]:
         extra.append(f"{info['setprio_pruned']} redundant s_setprio dropped")

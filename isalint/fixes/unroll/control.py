@@ -91,8 +91,9 @@ def prove(analysis, label: str | None = None) -> LoopControl:
         exits = [i for b in sorted(loop.blocks) if b != loop.latch for i in [cfg.blocks[b].last - 1]
                  if instrs[i].klass == "branch"]
         at = exits[0] if exits else cfg.blocks[loop.latch].last - 1
-        raise FixRefused(f"{where(program, at)}: loop {name} has {len(loop.blocks)} basic blocks ('{instrs[at].text()}' "
-                         "branches inside it); only a straight-line body with one exit at its back edge is unrolled")
+        raise FixRefused(f"{where(program, at)}: loop {name} has {len(loop.blocks)} basic blocks "
+                         f"('{instrs[at].text()}' branches inside it); only a straight-line body with one exit at its "
+                         "back edge is unrolled")
     body = list(header.indices())
     branch = body[-1]
     term = instrs[branch]

@@ -36,7 +36,8 @@ class Emission:
     items: list[Item]
     copies: int
     wait_slots: set[int] = field(default_factory=set)  # item positions where a re-derived wait stood
-    folded_adds: int = 0  # adds not emitted (their constants went into offsets or nowhere)
+    folded_adds: int = 0  # VALU adds not emitted (their constants went into offsets or nowhere)
+    folded_salu: int = 0  # SALU adds not emitted (the induction variable's step, mostly)
     folded_loads: int = 0  # LDS instructions that took a folded constant
     kept_adds: int = 0  # moves/adds emitted to bring a deferred value up to date
     notes: list[str] = field(default_factory=list)
@@ -161,7 +162,7 @@ def _fold_salu_add(ins, i: int, state: Deferred, live, em: Emission) -> bool:
     if k is None:
         return False
     state.set(dst, state.value(src.text).plus(k))
-    em.folded_adds += 1
+    em.folded_salu += 1
     return True
 
 
