@@ -256,6 +256,8 @@ def test_offsets_without_room_keep_an_add_and_exit_values_are_right(tmp_path):
     assert re.findall(r"ds_load_2addr_b32 v\[5:6\], v8 (.*)", body) == \
         ["offset1:9"] + [f"offset0:{16 * k} offset1:{16 * k + 9}" for k in range(1, 8)]
     assert re.findall(r"v_add_nc_u32 v8, (\S+), v8", body) == ["0x200"]
+    # The code after the loop reads the SCC its last compare left (s2 <= 0: 1); it is set again.
+    assert body.rstrip().endswith("s_cmp_eq_u32 0, 0\n\ts_waitcnt lgkmcnt(0)")
     # The FMA's s_delay_alu pointed 2 VALU back, across the add of v8 that is gone: now 1 back
     # (two consecutive copies' delays share one s_delay_alu, as the compiler writes them).
     instrs = Analysis.from_source(parse_text(text, "walk.s")).program.instrs
@@ -267,10 +269,11 @@ def test_offsets_without_room_keep_an_add_and_exit_values_are_right(tmp_path):
             "3 moves/adds kept") in summary, summary
     run = _validate_walk(tmp_path, text)
     assert run.returncode == 0 and "EQUAL" in run.stdout, run.stdout + run.stderr
-    # The comparison sees a wrong offset: the same output with one offset off by a dword differs.
-    broken = text.replace("ds_load_b32 v4, v3 offset:768", "ds_load_b32 v4, v3 offset:772", 1)
-    run = _validate_walk(tmp_path, broken)
-    assert run.returncode == 1 and "DIFFERENT" in run.stdout, run.stdout + run.stderr
+    # The comparison sees a wrong offset, or the SCC left unset: each breaks the equality.
+    for old, new in (("ds_load_b32 v4, v3 offset:768", "ds_load_b32 v4, v3 offset:772"),
+                     ("\ts_cmp_eq_u32 0, 0\n", "")):
+        run = _validate_walk(tmp_path, text.replace(old, new, 1))
+        assert run.returncode == 1 and "DIFFERENT" in run.stdout, run.stdout + run.stderr
 
 
 @pytest.mark.parametrize("factor", [2, 4])
@@ -283,7 +286,7 @@ def test_factor_keeps_a_shorter_loop(tmp_path, factor):
     # One step of the counter per pass, by `factor`, and the compare it feeds.
     salu = [analysis.program.instrs[i] for i in loop.indices(analysis.cfg)]
     assert [ins.text() for ins in salu if ins.klass in ("salu", "branch")] == \
-        ["s_add_i32 s2, s2, %d" % -factor, "s_cmp_gt_i32 s2, 0", "s_cbranch_scc1 .LBB0_2"]
+        ["s_add_i32 s2, s2, %d" % -factor, "s_cmp_le_i32 s2, 0", "s_cbranch_scc0 .LBB0_2"]
     assert sum(1 for t in body if t.startswith("v_fmac")) == factor
     assert f"a loop of {8 // factor} iterations" in summary
     run = _validate_walk(tmp_path, text)
@@ -337,3 +340,12 @@ def test_factor_without_unroll_is_a_usage_error(tmp_path):
     run = subprocess.run([sys.executable, "-m", "isalint", "fix", "--metadata", "--factor", "2",
                           str(WALK), "-o", str(tmp_path / "x.s")], capture_output=True, text=True)
     assert run.returncode == 2 and run.stderr.strip() == "isalint: --factor goes with --unroll"
+
+
+def test_loop_that_changes_exec_is_refused():
+    """An address step deferred past an EXEC change would reach other lanes than the step it replaces."""
+    text = (WALK.read_text()
+            .replace("\ts_add_i32 s2, s2, -1\n", "\ts_add_i32 s2, s2, -1\n\ts_and_b32 exec_lo, exec_lo, 0xffff\n"))
+    analysis = Analysis.from_source(parse_text(text, "exec.s"))
+    with pytest.raises(FixRefused, match=r"exec\.s:\d+: loop \.LBB0_2 changes EXEC \('s_and_b32 exec_lo"):
+        unroll.apply(analysis, {"loop": ".LBB0_2"})

@@ -40,6 +40,7 @@ class LoopControl:
     step: int  # added once per iteration (mod 2**32)
     trip: int  # iterations the loop runs
     exit_block: int  # the block the loop falls through to
+    exit_scc: int  # the SCC the loop leaves: the compare's value that ends it
 
     def iv_value(self, iteration: int) -> int:
         """The induction variable at the top of ``iteration`` (0-based), as a 32-bit word."""
@@ -95,6 +96,12 @@ def prove(analysis, label: str | None = None) -> LoopControl:
                          f"('{instrs[at].text()}' branches inside it); only a straight-line body with one exit at its "
                          "back edge is unrolled")
     body = list(header.indices())
+    for i in body:
+        if {"exec_lo", "exec_hi"} & set(instrs[i].defs):
+            # VALU results only reach the lanes EXEC enables; an address step the copies defer to
+            # a later instruction must see the same lanes as the step it replaces.
+            raise FixRefused(f"{where(program, i)}: loop {name} changes EXEC ('{instrs[i].text()}'); only loops "
+                             "that run with one EXEC mask are unrolled")
     branch = body[-1]
     term = instrs[branch]
     if term.opcode not in ("s_cbranch_scc0", "s_cbranch_scc1") or program.labels.get(term.branch_target()) != body[0]:
@@ -120,7 +127,8 @@ def prove(analysis, label: str | None = None) -> LoopControl:
         raise FixRefused(f"{where(program, compare)}: with {iv} = {_signed(init)} on entry and a step of "
                          f"{_signed(step)}, '{instrs[compare].text()}' does not end loop {name} within "
                          f"{MAX_TRIP} iterations")
-    return LoopControl(loop, name, header.id, body, branch, compare, step_at, iv, init, step, trip, exit_block)
+    return LoopControl(loop, name, header.id, body, branch, compare, step_at, iv, init, step, trip, exit_block,
+                       0 if continue_on else 1)
 
 
 def _scc_source(program, body: list[int], name: str) -> int:

@@ -138,6 +138,10 @@ def build(analysis, ctl: LoopControl, factor: int) -> Emission:
     if full:
         for reg in [r for r in state.entries if r in exit_live]:
             state.materialize(reg, "scc" not in exit_live, where(program, ctl.branch))
+        if "scc" in exit_live:
+            # The code after the loop reads the SCC of the compare that ended it: set it again.
+            relation = "lg" if ctl.exit_scc == 0 else "eq"
+            items.append(Item(f"{indent}s_cmp_{relation}_u32 0, 0", None))
     else:
         top_live = live.block_live_in(ctl.block)
         for reg in [r for r in state.entries if r in exit_live or r in top_live]:
