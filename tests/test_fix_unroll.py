@@ -265,8 +265,8 @@ def test_offsets_without_room_keep_an_add_and_exit_values_are_right(tmp_path):
     fmacs = [i for i, ins in enumerate(instrs) if ins.opcode == "v_fmac_f32_e32"]
     assert len(fmacs) == 8 and all(deps.get(i) == [Dep("valu", 1)] for i in fmacs), deps
     assert set(deps) == set(fmacs)
-    assert ("removed: 8 compares and branches, 8 SALU and 16 VALU adds; 13 LDS instructions re-addressed; "
-            "3 moves/adds kept") in summary, summary
+    assert "removed: 8 compares and branches, 8 SALU and 16 VALU adds; 13 LDS instructions re-addressed" in summary
+    assert "kept: 3 moves/adds" in summary, summary
     run = _validate_walk(tmp_path, text)
     assert run.returncode == 0 and "EQUAL" in run.stdout, run.stdout + run.stderr
     # The comparison sees a wrong offset, or the SCC left unset: each breaks the equality.

@@ -174,8 +174,8 @@ def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, coun
     lines = [head] + numbers.table(before, after)
     control = ctl.trip - (0 if full else ctl.trip // factor)
     lines.append(f"  removed: {control} compares and branches, {em.folded_salu} SALU and {em.folded_adds} VALU adds; "
-                 f"{em.folded_loads} LDS instructions re-addressed; {em.kept_adds} moves/adds kept (offsets without "
-                 "room, values read later)")
+                 f"{em.folded_loads} LDS instructions re-addressed")
+    lines.append(f"  kept: {em.kept_adds} moves/adds (offsets without room, values read after the loop)")
     extra = []
     if info["setprio_pruned"]:
         extra.append(f"{info['setprio_pruned']} redundant s_setprio dropped")
