@@ -36,7 +36,7 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     em = copies.build(analysis, ctl, factor)
     lines, info = finish(analysis, ctl, em)
     _check_size(analysis, ctl, lines, factor)
-    text = render.replace_loop(analysis, ctl, [t for t, _ in lines])
+    text = render.replace_loop(analysis, ctl, [t for t, _ in lines], info["exit_delays"])
     text = _update_counts(text, analysis.program.path)
     new = verify(analysis, ctl, text, factor)
     count = sum(1 for t, _ in lines if not t.lstrip().startswith(";"))
@@ -77,6 +77,7 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
     body = [analysis.program.instrs[i] for i in ctl.body]
     lines = hints.place_clauses(lines, body, em.copies, indent)
     out_lines = hints.rederive_delays(lines, body, em.copies, looping, indent)
+    info_exit = _exit_delays(analysis, ctl, lines, body, em.copies, looping, indent)
     marked: list[tuple[str, tuple | None]] = []
     seen = set()
     for text, origin in out_lines:
@@ -87,8 +88,23 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
             marked.append((f"{indent}; {ctl.label} unrolled: {what}", None))
         marked.append((text, origin))
     info = {"planned_waits": sum(1 for t, _ in out_lines if "s_waitcnt" in t), "setprio_pruned": pruned,
-            "exit_wait": need}
+            "exit_wait": need, "exit_delays": info_exit}
     return marked, info
+
+
+def _exit_delays(analysis, ctl: LoopControl, lines, body, copies_count: int, looping: bool, indent: str):
+    """{instruction index: s_delay_alu lines} for the block the loop exits to, when it is reached only
+    from the loop and one of its delays names an instruction of the loop; else None."""
+    cfg, instrs = analysis.cfg, analysis.program.instrs
+    blk = cfg.blocks[ctl.exit_block]
+    if blk.preds != [ctl.block]:
+        return None
+    exit_instrs = [instrs[i] for i in blk.indices()]
+    found = hints.exit_delays(lines, exit_instrs, body, copies_count, looping, indent)
+    if found is None:
+        return None
+    real = [i for i in blk.indices() if instrs[i].opcode != "s_delay_alu"]
+    return {real[n]: texts for n, texts in found.items()}
 
 
 def _check_size(analysis, ctl: LoopControl, lines, factor: int) -> None:

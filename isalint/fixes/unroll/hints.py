@@ -5,7 +5,8 @@ across a removed or inserted instruction would point it at another instruction. 
 the loop body is therefore resolved to its producer in the iteration's instruction stream,
 and written again with the distance the producer has in the unrolled code (dropped when the
 producer is gone or now too far back to matter). Instructions the unroll inserts get the
-delays their own register dependencies call for. The delay is an issue hint (RDNA3 ISA
+delays their own register dependencies call for, and a delay after the loop that names an
+instruction of the loop is written again the same way. The delay is an issue hint (RDNA3 ISA
 guide, ``S_DELAY_ALU``): the hardware still interlocks, so a hint is never needed for
 correctness, only for not stalling the VALU.
 
@@ -197,6 +198,61 @@ def rederive_delays(lines: list[Line], body_instrs, copies: int, looping: bool,
                     lines[c].deps.append(Dep(kind, min(distances)))
     _inserted_dependencies(lines, units)
     return _emit(lines, indent)
+
+
+def exit_delays(region: list[Line], exit_instrs, body_instrs, copies: int, looping: bool,
+                indent: str) -> dict[int, list[str]] | None:
+    """The ``s_delay_alu`` of the code the loop exits to, when one of them names an instruction of
+    the loop: {position among ``exit_instrs``, without their s_delay_alu: the delay lines before
+    it}. None when none reaches into the loop (the exit code stays as it is)."""
+    real = [ins for ins in exit_instrs if ins.opcode != "s_delay_alu"]
+    declared = body_delays(exit_instrs)
+    if not declared:
+        return None
+    order = [j for j, ins in enumerate(exit_instrs) if ins.opcode != "s_delay_alu"]
+    rank = {j: n for n, j in enumerate(order)}
+    lines = region + [Line(ins.text(), ins, (copies, n)) for n, ins in enumerate(real)]
+    units = [unit(ln.ins) for ln in lines]
+    where = {ln.origin: k for k, ln in enumerate(lines) if ln.origin is not None}
+    body_units = [unit(ins) if ins.opcode != "s_delay_alu" else None for ins in body_instrs]
+    reaches = False
+    for j, deps in declared.items():
+        n = rank[j]
+        c = len(region) + n
+        for dep in deps:
+            if dep.kind == "fma":
+                lines[c].deps.append(dep)
+                continue
+            need = 1 if dep.kind == "salu" else dep.n
+            inside = [m for m in range(n - 1, -1, -1) if units[len(region) + m] == dep.kind]
+            if len(inside) >= need:
+                q = len(region) + inside[need - 1]
+            else:
+                reaches = True
+                places = _walk(body_units, copies - 1, len(body_units), Dep(dep.kind, need - len(inside)),
+                               copies, looping)
+                found = [where.get((copy, p)) for kind, *rest in places if kind == "in"
+                         for copy, p, _ in [rest]]
+                found = [q for q in found if q is not None]
+                if not found:
+                    continue  # the producer is gone
+                q = max(found)
+            dist = 1 + sum(1 for x in range(q + 1, c) if units[x] == dep.kind)
+            if dep.kind == "salu":
+                lines[c].deps.append(dep)
+            elif dist <= MAX_DISTANCE[dep.kind]:
+                lines[c].deps.append(Dep(dep.kind, dist))
+    if not reaches:
+        return None
+    out: dict[int, list[str]] = {}
+    pending: list[str] = []
+    for text, origin in _emit(lines[len(region):], indent):
+        if text.lstrip().startswith("s_delay_alu"):
+            pending.append(text)
+        else:
+            out[origin[1]] = pending
+            pending = []
+    return out
 
 
 def _inserted_dependencies(lines: list[Line], units: list[str | None]) -> None:
