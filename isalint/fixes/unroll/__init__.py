@@ -33,9 +33,9 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     ctl = prove(analysis, options.get("loop"))
     factor = _factor(analysis, ctl, options.get("factor"))
     body = [analysis.program.instrs[i] for i in ctl.body]
+    _check_size(analysis, ctl, factor)
     em = copies.build(analysis, ctl, factor)
     lines, info = finish(analysis, ctl, em)
-    _check_size(analysis, ctl, lines, factor)
     text = render.replace_loop(analysis, ctl, [t for t, _ in lines], info["exit_delays"])
     text = _update_counts(text, analysis.program.path)
     new = verify(analysis, ctl, text, factor)
@@ -107,16 +107,19 @@ def _exit_delays(analysis, ctl: LoopControl, lines, body, copies_count: int, loo
     return {real[n]: texts for n, texts in found.items()}
 
 
-def _check_size(analysis, ctl: LoopControl, lines, factor: int) -> None:
-    instrs = render.parse_lines([t for t, _ in lines if not t.lstrip().startswith(";")])
-    size = codesize.code_bytes(instrs)
-    if size > codesize.BUDGET_BYTES:
-        divisors = [d for d in range(2, factor) if ctl.trip % d == 0]
-        hint = f"; try --factor {max(d for d in divisors if d * size // factor <= codesize.BUDGET_BYTES)}" \
-            if any(d * size // factor <= codesize.BUDGET_BYTES for d in divisors) else ""
-        raise FixRefused(f"{where(analysis.program, ctl.branch)}: {factor} copies of loop {ctl.label} take about "
-                         f"{size // 1024} KiB of code, more than half of the {codesize.ICACHE_BYTES // 1024} KiB "
-                         f"instruction cache{hint}")
+def _check_size(analysis, ctl: LoopControl, factor: int) -> None:
+    """Refuse copies that would not fit half the instruction cache (estimated from the body
+    without its loop control), naming the largest factor that fits."""
+    instrs = analysis.program.instrs
+    control = {ctl.branch, ctl.compare, ctl.step_at}
+    per_copy = codesize.code_bytes(instrs[i] for i in ctl.body if i not in control)
+    if per_copy * factor <= codesize.BUDGET_BYTES:
+        return
+    fits = [d for d in range(2, factor) if ctl.trip % d == 0 and per_copy * d <= codesize.BUDGET_BYTES]
+    hint = f"; try --factor {max(fits)}" if fits else ""
+    raise FixRefused(f"{where(analysis.program, ctl.branch)}: {factor} copies of loop {ctl.label} take about "
+                     f"{per_copy * factor // 1024} KiB of code, more than half of the "
+                     f"{codesize.ICACHE_BYTES // 1024} KiB instruction cache{hint}")
 
 
 def _update_counts(text: str, path: str) -> str:
