@@ -27,7 +27,7 @@ from isalint.parse.source import parse_text
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "fixtures" / "kernels"
-SNIPPETS = ROOT / "fixtures" / "snippets" / "unroll"
+SNIPPETS = ROOT / "fixtures" / "fixes" / "unroll"
 HINTED = KERNELS / "kernel6_style" / "gemm_k6_hinted.s"
 KERNEL5 = ROOT.parent / "shared" / "corpus" / "kernel5.s"
 needs_kernel5 = pytest.mark.skipif(not KERNEL5.is_file(), reason="../shared/corpus/kernel5.s is not present")
