@@ -2,7 +2,7 @@
 
 ## What it finds
 VALU instructions that ask one VGPR bank for two different registers in the
-same cycle, so they issue late, as modelled by `isalint.bankmodel`:
+same cycle, so they issue late, as modelled by `isalint.hw.vgpr_banks`:
 
 - the VGPR file has 4 banks (register index mod 4), each with an operand cache
   that holds the bank's most recently read value and feeds the SRC0, SRC1 and
@@ -45,11 +45,11 @@ pairs, or reorder the instructions so that consecutive ones reuse cached values.
 RDNA3 ISA guide, section 7.6 "Dual Issue VALU" (4 VGPR banks, one cache per
 bank with a port each for SRC0, SRC1, SRC2). The cache size, read bandwidth and
 the separate SRC2/write paths are assumptions calibrated on the worklog's
-measurements; they are listed, with the reasoning, in `isalint/bankmodel.py`.
+measurements; they are listed, with the reasoning, in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations
 
-from isalint.bankmodel import _op_from_instr, simulate
+from isalint.hw.vgpr_banks import _op_from_instr, simulate
 from isalint.diagnostics import Diagnostic
 
 CODE = "BANK001"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from isalint import bankmodel
+from isalint.hw.vgpr_banks import simulate
 from isalint.analysis import Analysis
 from isalint.fixes import FixRefused
 from isalint.fixes import dual_fmac, unroll
@@ -81,7 +81,7 @@ def check_unrolled(text: str, label: str, copies: int) -> dict:
     # The address steps went into offsets: no VALU add is left (the hand-made kernel 7 kept two per copy).
     adds = [ins.text() for ins in region if ins.opcode.startswith("v_add_nc_u32")]
     assert not adds, adds
-    sim = bankmodel.simulate(fmas, loop=True)
+    sim = simulate(fmas, loop=True)
     lds = []
     for n, ins in enumerate(region):
         if ins.klass == "lds":

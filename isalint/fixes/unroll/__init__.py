@@ -22,6 +22,7 @@ never touched):
 from __future__ import annotations
 
 from .. import FixRefused, FixResult
+from ..toolkit import check_no_new_wait_hazards, check_understood, highest_register, refresh_counts, reparse
 from . import codesize, copies, hints, numbers, render, waits
 from .control import LoopControl, prove, where
 
@@ -37,7 +38,9 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     em = copies.build(analysis, ctl, factor)
     lines, info = finish(analysis, ctl, em)
     text = render.replace_loop(analysis, ctl, [t for t, _ in lines], info["exit_delays"])
-    text = _update_counts(text, analysis.program.path)
+    program = analysis.program
+    text = refresh_counts(text, program.path, vgprs=highest_register(program, ctl.body[0]) + 1,
+                          sgprs=highest_register(program, ctl.body[0], "s") + 1)
     new = verify(analysis, ctl, text, factor)
     count = sum(1 for t, _ in lines if not t.lstrip().startswith(";"))
     summary = _summary(analysis, new, ctl, factor, body, em, info, count)
@@ -122,66 +125,25 @@ def _check_size(analysis, ctl: LoopControl, factor: int) -> None:
                      f"{codesize.ICACHE_BYTES // 1024} KiB instruction cache{hint}")
 
 
-def _update_counts(text: str, path: str) -> str:
-    """Register counts that match the code (the ``--metadata`` rewrite); unchanged where it refuses."""
-    from ...analysis import Analysis
-    from ...parse.source import parse_text
-    from .. import metadata
-
-    try:
-        return metadata.apply(Analysis.from_source(parse_text(text, path)), {}).text
-    except FixRefused:
-        return text
-
-
-def highest_vgpr(program, index: int) -> int:
-    """The highest VGPR the kernel holding instruction ``index`` names."""
-    k = program.kernel_of(index)
-    lo, hi = (k.first, k.last) if k is not None else (0, len(program.instrs))
-    top = -1
-    for ins in program.instrs[lo:hi]:
-        for r in list(ins.defs) + list(ins.uses):
-            if r.startswith("v") and r[1:].isdigit():
-                top = max(top, int(r[1:]))
-    return top
-
-
 def verify(analysis, ctl: LoopControl, text: str, factor: int):
     """Re-parse the result and check what the rewrite promises."""
-    from ...analysis import Analysis
-    from ...model import counters
-    from ...parse.source import InputError, parse_text
-
-    try:
-        new = Analysis.from_source(parse_text(text, analysis.program.path))
-    except InputError as exc:
-        raise FixRefused(f"internal error: the rewritten file does not parse ({exc})") from None
-    program = new.program
-    for ins in program.instrs:
-        if ins.opaque:
-            raise FixRefused(f"internal error: line {ins.lineno} of the output is not understood: {ins.problem}")
+    new = reparse(text, analysis.program.path)
+    for ins in new.program.instrs:
+        check_understood(ins)
     loop = new.cfg.find_loop(ctl.label)
     if factor == ctl.trip and loop is not None:
         raise FixRefused(f"internal error: {ctl.label} is still a loop after a full unroll")
     if factor < ctl.trip and loop is None:
         raise FixRefused(f"internal error: the shorter loop {ctl.label} is not found again")
-
-    def hazards(prog) -> set[tuple[str, str, str]]:
-        return {(prog.instrs[h.index].text(), h.reg, h.counter) for h in counters.analyze(prog).hazards}
-
-    before = hazards(analysis.program)
-    for h in counters.analyze(program).hazards:
-        if (program.instrs[h.index].text(), h.reg, h.counter) not in before:
-            raise FixRefused(f"internal error: the rewrite leaves {h.reg} used at line "
-                             f"{program.instrs[h.index].lineno} before its {h.counter} wait")
+    check_no_new_wait_hazards(analysis.program, new.program)
     return new
 
 
 def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, count: int) -> str:
     full = factor == ctl.trip
     region_instrs = _region_instrs(new, ctl, factor, count)
-    v0 = highest_vgpr(old.program, ctl.body[0]) + 1
-    v1 = highest_vgpr(new.program, new.program.labels[ctl.label]) + 1
+    v0 = highest_register(old.program, ctl.body[0]) + 1
+    v1 = highest_register(new.program, new.program.labels[ctl.label]) + 1
     before = numbers.figures(body, v0)
     after = numbers.figures(region_instrs, v1)
     if before["stall_cycles"] == 0 and after["stall_cycles"] > 0:

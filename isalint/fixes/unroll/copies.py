@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...model.liveness import liveness
-from .. import FixRefused
+from ..toolkit import indent_of_text
 from . import dsoffset, waits
 from .control import LoopControl, salu_add_constant, where
 from .deferred import Deferred, Value, is_sgpr, is_vgpr
@@ -226,4 +226,4 @@ def _fold_valu_add(ins, i: int, state: Deferred, sums: dict, em: Emission, emit,
 
 
 def _indent(text: str) -> str:
-    return text[: len(text) - len(text.lstrip())] or "\t"
+    return indent_of_text(text)

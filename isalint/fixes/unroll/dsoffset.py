@@ -1,18 +1,13 @@
 """Folding a constant into the immediate offset of an LDS instruction.
 
-An LDS access goes to ``ADDR + OFFSET``: the address VGPR plus the instruction's
-unsigned immediate (RDNA3 ISA guide, chapter 11 "Local data share operations", DS
-instruction fields). Single-address forms have a 16-bit ``offset:``; the ``2addr``
-forms have two 8-bit offsets counted in elements (of 4 or 8 bytes, times 64 for the
-``stride64`` forms). ``ds_load v, (a + c) offset:o`` is therefore the same access as
-``ds_load v, a offset:(o + c)`` whenever ``o + c`` fits the field: both sums are the
-same 32-bit address.
+An LDS access goes to the address VGPR plus the instruction's unsigned offset field(s)
+(:mod:`isalint.hw.encoding`), so ``ds_load v, (a + c) offset:o`` is the same access as
+``ds_load v, a offset:(o + c)`` whenever ``o + c`` fits the field: both sums are the same
+32-bit address.
 """
 from __future__ import annotations
 
-OFFSET_MAX = 0xFFFF  # the 16-bit offset of single-address DS instructions
-OFFSET2_MAX = 0xFF  # each 8-bit offset of the 2addr forms
-_ELEMENT = {"b32": 4, "b64": 8}
+from ...hw.encoding import DS_OFFSET2_MAX, DS_OFFSET_MAX, ds_offset2_scale
 
 
 def foldable(ins) -> bool:
@@ -35,19 +30,11 @@ def address_operand(ins):
     return None
 
 
-def _scale(name: str) -> int | None:
-    parts = name.split("_")
-    size = _ELEMENT.get(parts[-1])
-    if size is None:
-        return None
-    return size * (64 if "stride64" in parts else 1)
-
-
 def offsets(ins) -> dict[str, int]:
     """The instruction's offset fields in bytes added to the address, by modifier name."""
     stmt = ins.stmts[0]
     if "2addr" in ins.opcode:
-        scale = _scale(ins.opcode) or 0
+        scale = ds_offset2_scale(ins.opcode) or 0
         return {name: scale * ((m.int_value() or 0) if (m := stmt.modifier(name)) else 0)
                 for name in ("offset0", "offset1")}
     m = stmt.modifier("offset")
@@ -58,18 +45,18 @@ def folded_fields(ins, constant: int) -> dict[str, int] | None:
     """The new offset fields (in the units the instruction writes them) that add ``constant``
     bytes to every address of ``ins``, or None when they do not fit."""
     if "2addr" in ins.opcode:
-        scale = _scale(ins.opcode)
+        scale = ds_offset2_scale(ins.opcode)
         if not scale or constant % scale:
             return None
         out = {}
         for name, byte_offset in offsets(ins).items():
             value = (byte_offset + constant) // scale
-            if not 0 <= value <= OFFSET2_MAX:
+            if not 0 <= value <= DS_OFFSET2_MAX:
                 return None
             out[name] = value
         return out
     value = offsets(ins)["offset"] + constant
-    if not 0 <= value <= OFFSET_MAX:
+    if not 0 <= value <= DS_OFFSET_MAX:
         return None
     return {"offset": value}
 

@@ -2,15 +2,14 @@
 form compare (:mod:`isalint.model.ksteps`)."""
 from __future__ import annotations
 
+from ...hw.vgpr_banks import simulate
 from ...model.ksteps import k_steps
 
 
 def figures(instrs, vgprs: int | None) -> dict:
     """Per-k-step figures of one loop iteration (or of the unrolled code)."""
-    from ... import bankmodel
-
     ks = k_steps(instrs) or 1
-    sim = bankmodel.simulate(list(instrs), loop=True)
+    sim = simulate(list(instrs), loop=True)
     totals = sim.totals()
     fma = vopd_fma = 0
     for ins in instrs:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...model import counters
 from ...model.counters import CounterState
 from ...model.waitcnt import wait_thresholds, waitcnt_text
+from ..toolkit import state_entering, state_leaving
 
 REDERIVED = ("lgkmcnt", "vmcnt")
 
@@ -34,29 +35,12 @@ def strip(ins) -> str | None:
 
 def entry_state(analysis, ctl) -> CounterState:
     """The counter state on the edges into the loop (the join over its entries)."""
-    program, cfg = analysis.program, analysis.cfg
-    ca = counters.analyze(program)
-    state = None
-    for p in cfg.blocks[ctl.block].preds:
-        if p == ctl.block:
-            continue
-        st = ca.block_in[p].copy()
-        for i in cfg.blocks[p].indices():
-            st.step(program.instrs[i], i, "zero")
-        if state is None:
-            state = st
-        else:
-            state.merge(st)
-    return state if state is not None else CounterState()
+    return state_entering(analysis, ctl.loop) or CounterState()
 
 
 def exit_state(analysis, ctl) -> CounterState:
     """The state the original loop leaves on its exit edge."""
-    program = analysis.program
-    st = counters.analyze(program).block_in[ctl.block].copy()
-    for i in ctl.body:
-        st.step(program.instrs[i], i, "zero")
-    return st
+    return state_leaving(analysis, ctl.block)
 
 
 def plan(sequence, slots: set[int], entry: CounterState) -> tuple[dict[int, dict], CounterState]:
