@@ -22,7 +22,8 @@ never touched):
 from __future__ import annotations
 
 from .. import FixRefused, FixResult
-from ..toolkit import check_no_new_wait_hazards, check_understood, highest_register, refresh_counts, reparse
+from ..toolkit import (check_no_new_wait_hazards, check_understood, highest_register, plan_at_slots,
+                       plan_loop_at_slots, refresh_counts, reparse, wait_lines, wait_to_cover)
 from . import codesize, copies, hints, numbers, render, waits
 from .control import LoopControl, prove, where
 
@@ -62,18 +63,19 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
     looping = em.copies < ctl.trip
     instrs = render.parse_lines([it.text for it in em.items])
     entry = waits.entry_state(analysis, ctl)
-    plan, out = (waits.plan_loop if looping else waits.plan)(instrs, em.wait_slots, entry)
-    need = waits.cover(out, waits.exit_state(analysis, ctl))
+    planner = plan_loop_at_slots if looping else plan_at_slots
+    plan, out = planner(instrs, em.wait_slots, entry, waits.REDERIVED)
+    need = wait_to_cover(out, waits.exit_state(analysis, ctl), waits.REDERIVED)
     indent = copies._indent(em.items[0].text)
     seq: list[tuple[str, tuple | None]] = []
     for pos, it in enumerate(em.items):
         if pos in plan:
-            seq += [(t, None) for t in waits.wait_lines(indent, plan[pos])]
+            seq += [(t, None) for t in wait_lines(indent, plan[pos])]
         if need and looping and pos == len(em.items) - 1:
-            seq += [(t, None) for t in waits.wait_lines(indent, need)]
+            seq += [(t, None) for t in wait_lines(indent, need)]
         seq.append((it.text, it.origin))
     if need and not looping:
-        seq += [(t, None) for t in waits.wait_lines(indent, need)]
+        seq += [(t, None) for t in wait_lines(indent, need)]
     parsed = render.parse_lines([t for t, _ in seq])
     lines = [hints.Line(t, ins, o) for (t, o), ins in zip(seq, parsed)]
     lines, pruned = hints.prune_setprio(lines)
