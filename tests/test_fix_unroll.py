@@ -34,12 +34,16 @@ needs_kernel5 = pytest.mark.skipif(not KERNEL5.is_file(), reason="../shared/corp
 
 
 @lru_cache(maxsize=None)
+def dual_issued(path: str) -> str:
+    """The output of --dual-fmac on ``path``."""
+    return dual_fmac.apply(Analysis.from_path(path), {}).text
+
+
+@lru_cache(maxsize=None)
 def pipeline(path: str, dual: bool, factor: int | None = None, loop: str | None = None) -> tuple[str, str, str]:
     """(input text, output text, unroll summary) of [--dual-fmac then] --unroll on ``path``."""
     original = Path(path).read_text()
-    analysis = Analysis.from_path(path)
-    if dual:
-        analysis = Analysis.from_source(parse_text(dual_fmac.apply(analysis, {}).text, path))
+    analysis = Analysis.from_source(parse_text(dual_issued(path), path)) if dual else Analysis.from_path(path)
     result = unroll.apply(analysis, {"loop": loop, "factor": factor})
     return original, result.text, result.summary
 
@@ -179,6 +183,33 @@ def test_fixture_pipeline_unrolls_and_validates(name):
     from isalint.validate.equivalence import check_rewrite
 
     assert check_rewrite(path, original, text, gemm_n=256) is None
+
+
+def test_report_of_the_unrolled_kernel_counts_per_k_step(tmp_path):
+    """After a full unroll the hot loop is the outer loop, 8 k-steps per iteration: its instructions
+    are the input's outer loop as it ran (the inner body 8 times) less the 5 loop-control
+    instructions (compare, branch, counter add, 2 address adds) of each k-step."""
+    from isalint.model.loop_stats import loop_summary
+
+    path = str(KERNELS / "gemm_lds_padded.s")
+    k6 = Analysis.from_source(parse_text(dual_issued(path), path))
+    outer6 = loop_summary(k6, k6.cfg.find_loop(".LBB0_6"))
+    inner6 = loop_summary(k6, k6.cfg.find_loop(".LBB0_9"))
+    assert outer6["k_steps"] is None  # it holds the inner loop: no per-iteration figure
+    assert inner6["k_steps"] == 1 and inner6["per_k_step"]["salu_branch"] == 3
+    k7 = Analysis.from_source(parse_text(pipeline(path, dual=True)[1], path))
+    s = loop_summary(k7, k7.hot_loop)
+    assert s["loop"] == ".LBB0_6" and s["k_steps"] == 8
+    assert s["instructions"] == outer6["instructions"] + 7 * inner6["instructions"] - 8 * 5
+    assert s["per_k_step"]["instructions"] == round(s["instructions"] / 8, 2)
+    out = tmp_path / "k7.s"
+    out.write_text(pipeline(path, dual=True)[1])
+    run = subprocess.run([sys.executable, "-m", "isalint", "report", "--no-color", str(out)], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    assert "k-steps               8 per iteration (128 FMAs each, one per accumulator)" in run.stdout
+    per = s["per_k_step"]
+    assert f"per k-step            {per['instructions']:g} instructions ({per['valu']:g} VALU," in run.stdout
 
 
 def test_compiler_output_never_dual_issued_unrolls_and_validates():

@@ -1,5 +1,6 @@
 """A loop's VALU numbers: instructions, FMAs and how many are dual-issued, modelled bank stalls,
-operand-cache hits, LDS operations, issue cycles — one iteration, in the steady state.
+operand-cache hits, LDS operations, issue cycles — one iteration, in the steady state — and the
+same per k-step (:mod:`isalint.model.ksteps`), so that a loop compares with its unrolled form.
 
 The bank numbers come from :func:`isalint.hw.vgpr_banks.simulate` run over the loop twice (the
 second pass, with the caches warmed by the first, is counted). ``isalint report`` prints them above
@@ -8,13 +9,14 @@ its table; the ``--dual-fmac`` pass prints them before and after its rewrite.
 from __future__ import annotations
 
 from ..hw.vgpr_banks import Simulation, simulate
+from .ksteps import k_steps
 
 VALU_KLASSES = ("valu", "trans", "vopd")
 
 SUMMARY_KEYS = (
     "instructions", "valu", "vopd", "fma", "vopd_fma", "vopd_fma_instructions", "single_fma", "vopd_fma_share",
     "stall_cycles", "stalled_instructions", "rf_reads", "cache_hits", "src2_reads", "lds_ops", "lds_ops_per_fma",
-    "issue_cycles",
+    "issue_cycles", "salu_branch", "waits", "k_steps", "per_k_step",
 )
 
 
@@ -51,8 +53,10 @@ def loop_summary(analysis, loop, sim: Simulation | None = None) -> dict:
     stall_cycles, stalled_instructions, rf_reads and cache_hits (SRC0/SRC1
     operands read from the register file vs the operand caches), src2_reads
     (accumulators), lds_ops, lds_ops_per_fma, issue_cycles (VALU instructions +
-    stall cycles: the modelled VALU issue time of one iteration), plus loop,
-    first_line and last_line.
+    stall cycles: the modelled VALU issue time of one iteration), salu_branch (SALU and branch
+    instructions), waits (``s_waitcnt``), k_steps (outer products per iteration; None without one
+    register tile, or for a loop that holds another) and per_k_step (instructions, valu, salu_branch, waits, stall_cycles and
+    issue_cycles divided by k_steps; None without k-steps), plus loop, first_line and last_line.
     """
     idx = loop_indices(analysis, loop)
     instrs = analysis.program.instrs
@@ -72,6 +76,16 @@ def loop_summary(analysis, loop, sim: Simulation | None = None) -> dict:
     lds = sum(1 for i in idx if instrs[i].klass == "lds")
     totals = sim.totals()
     lines = [instrs[i].lineno for i in idx]
+    salu_branch = sum(1 for i in idx if instrs[i].klass in ("salu", "branch"))
+    waits = sum(1 for i in idx if instrs[i].klass == "waitcnt")
+    # A loop holding another runs that one's body many times per iteration: its static counts are no
+    # per-iteration figures, so it gets none per k-step.
+    ks = k_steps([instrs[i] for i in idx]) if loop is None or not loop.children else None
+    per = None
+    if ks:
+        per = {key: round(value / ks, 2) for key, value in (
+            ("instructions", len(idx)), ("valu", len(valu)), ("salu_branch", salu_branch), ("waits", waits),
+            ("stall_cycles", totals["stall_cycles"]), ("issue_cycles", totals["issue_cycles"]))}
     return {
         "loop": loop_name(analysis, loop),
         "first_line": min(lines) if lines else None,
@@ -92,4 +106,8 @@ def loop_summary(analysis, loop, sim: Simulation | None = None) -> dict:
         "lds_ops": lds,
         "lds_ops_per_fma": round(lds / fma, 4) if fma else 0.0,
         "issue_cycles": totals["issue_cycles"],
+        "salu_branch": salu_branch,
+        "waits": waits,
+        "k_steps": ks,
+        "per_k_step": per,
     }
