@@ -1,32 +1,16 @@
 """The before/after figures of ``fix --unroll``, per k-step so that a loop and its unrolled
-form compare (:mod:`isalint.model.ksteps`)."""
+form compare (:func:`isalint.model.loop_stats.sequence_summary`)."""
 from __future__ import annotations
 
-from ...hw.vgpr_banks import simulate
-from ...model.ksteps import k_steps
+from ...model.loop_stats import sequence_summary
 
 
 def figures(instrs, vgprs: int | None) -> dict:
-    """Per-k-step figures of one loop iteration (or of the unrolled code)."""
-    ks = k_steps(instrs) or 1
-    sim = simulate(list(instrs), loop=True)
-    totals = sim.totals()
-    fma = vopd_fma = 0
-    for ins in instrs:
-        n = sum(1 for s in ins.stmts if "fma" in s.mnemonic) if ins.klass in ("valu", "vopd") else 0
-        fma += n
-        vopd_fma += n if ins.is_vopd else 0
-    return {
-        "k_steps": ks,
-        "instructions": len(instrs) / ks,
-        "salu_branch": sum(1 for ins in instrs if ins.klass in ("salu", "branch")) / ks,
-        "waits": sum(1 for ins in instrs if ins.klass == "waitcnt") / ks,
-        "valu": sum(1 for ins in instrs if ins.klass in ("valu", "vopd", "trans")) / ks,
-        "issue_cycles": totals["issue_cycles"] / ks,
-        "stall_cycles": totals["stall_cycles"] / ks,
-        "vopd_fma_share": vopd_fma / fma if fma else 0.0,
-        "vgprs": vgprs,
-    }
+    """Per-k-step figures of one loop iteration (or of the unrolled code), run as in a loop."""
+    s = sequence_summary(instrs)
+    per = s["per_k_step"] or {key: s[key] for key in ("instructions", "valu", "salu_branch", "waits",
+                                                        "stall_cycles", "issue_cycles")}
+    return {**per, "k_steps": s["k_steps"] or 1, "vopd_fma_share": s["vopd_fma_share"], "vgprs": vgprs}
 
 
 ROWS = (
