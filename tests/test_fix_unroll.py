@@ -332,8 +332,8 @@ def test_factor_keeps_a_shorter_loop(tmp_path, factor):
 
 REFUSALS = [
     (KERNELS / "gemm_register_tiled.s", [],
-     r"gemm_register_tiled\.s:173: 's_cmp_lt_i32 s12, s4' compares s12 with s4, which is not a constant; "
-     r"the trip count cannot be proven"),
+     r"gemm_register_tiled\.s:11: s4 \(the bound of 's_cmp_lt_i32 s12, s4'\) enters loop \.LBB0_5 with the value "
+     r"of 's_load_b128 s\[4:7\], s\[0:1\], 0x18', not a constant; the trip count cannot be proven"),
     (KERNELS / "gemm_naive.s", [],
      r"gemm_naive\.s:33: s2 enters loop \.LBB0_3 with the value of 's_mov_b32 s2, s4', not a constant"),
     (SNIPPETS / "loop_call.s", [],
@@ -382,3 +382,23 @@ def test_loop_that_changes_exec_is_refused():
     analysis = Analysis.from_source(parse_text(text, "exec.s"))
     with pytest.raises(FixRefused, match=r"exec\.s:\d+: loop \.LBB0_2 changes EXEC \('s_and_b32 exec_lo"):
         unroll.apply(analysis, {"loop": ".LBB0_2"})
+
+
+def _walk_with_bound_in(reg_setup: str, body_extra: str = "") -> Analysis:
+    text = (WALK.read_text()
+            .replace("\ts_mov_b32 s2, 8\n", "\ts_mov_b32 s2, 8\n" + reg_setup)
+            .replace("\ts_cmp_le_i32 s2, 0\n", body_extra + "\ts_cmp_le_i32 s2, s5\n"))
+    return Analysis.from_source(parse_text(text, "bound.s"))
+
+
+def test_a_bound_in_an_sgpr_set_to_a_constant_is_proven():
+    result = unroll.apply(_walk_with_bound_in("\ts_mov_b32 s5, 0\n"), {"loop": ".LBB0_2"})
+    assert result.summary.startswith("unroll: loop .LBB0_2: 8 iterations (s2 from 8 by -1), fully unrolled")
+    body = result.text[result.text.index(".LBB0_2:"):result.text.index("global_store_b32")]
+    assert "s_cmp_le_i32" not in body and body.count("v_fmac_f32") == 8
+
+
+def test_a_bound_the_loop_changes_is_refused():
+    with pytest.raises(FixRefused, match=r"bound\.s:\d+: 's_cmp_le_i32 s2, s5' compares s2 with s5, which the loop "
+                                         r"changes"):
+        unroll.apply(_walk_with_bound_in("\ts_mov_b32 s5, 0\n", "\ts_add_i32 s5, s5, 1\n"), {"loop": ".LBB0_2"})

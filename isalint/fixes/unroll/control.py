@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.reaching import reaching_defs
 from .. import FixRefused
 
 MAX_TRIP = 1 << 16  # a loop running longer is not a candidate for unrolling
@@ -113,6 +114,11 @@ def prove(analysis, label: str | None = None) -> LoopControl:
 
     compare = _scc_source(program, body, name)
     rel, kind, iv, bound = _compare(program, compare)
+    if isinstance(bound, str):  # an SGPR: a constant when the loop enters with one and keeps it
+        if any(bound in instrs[i].defs for i in body):
+            raise FixRefused(f"{where(program, compare)}: '{instrs[compare].text()}' compares {iv} with {bound}, "
+                             "which the loop changes; the trip count cannot be proven")
+        bound = _entry_value(analysis, loop, bound, name, f"the bound of '{instrs[compare].text()}'")
     step_at, step = _step(program, body, iv, name)
     init = _entry_value(analysis, loop, iv, name)
     after_step = body.index(step_at) < body.index(compare)
@@ -147,8 +153,8 @@ def _scc_source(program, body: list[int], name: str) -> int:
     raise FixRefused(f"{where(program, body[-1])}: the back edge of loop {name} reads an SCC set before the loop")
 
 
-def _compare(program, index: int) -> tuple[str, str, str, int]:
-    """(relation, i32|u32, induction SGPR, constant bound) of a compare."""
+def _compare(program, index: int) -> tuple[str, str, str, int | str]:
+    """(relation, i32|u32, induction SGPR, bound: a constant, or the SGPR holding it) of a compare."""
     ins = program.instrs[index]
     parts = ins.opcode.split("_")  # s, cmp|cmpk, rel, type
     rel, kind = parts[2], parts[3] if len(parts) > 3 else ""
@@ -161,6 +167,8 @@ def _compare(program, index: int) -> tuple[str, str, str, int]:
     if a.kind != "sgpr" or a.count != 1:
         raise FixRefused(f"{where(program, index)}: '{ins.text()}' does not compare an SGPR; the trip count cannot "
                          "be proven")
+    if b.kind == "sgpr" and b.count == 1 and parts[1] == "cmp":
+        return rel, kind, a.text, b.text
     if b.kind != "int":
         raise FixRefused(f"{where(program, index)}: '{ins.text()}' compares {a.text} with {b.text}, which is not a "
                          "constant; the trip count cannot be proven")
@@ -211,43 +219,33 @@ def salu_add_constant(ins, reg: str) -> int | None:
     return None
 
 
-def _entry_value(analysis, loop, iv: str, name: str) -> int:
-    """The constant ``iv`` holds on every edge into the loop."""
+def _entry_value(analysis, loop, iv: str, name: str, what: str | None = None) -> int:
+    """The constant ``iv`` holds on every edge into the loop (``what`` names it in a refusal)."""
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
     header = cfg.blocks[loop.header]
-    values: set[int] = set()
+    who = f"{iv} ({what})" if what else iv
+    writes: set[int] = set()
     for p in header.preds:
         if p in loop.blocks:
             continue
-        i = _reaching_def(cfg, instrs, p, iv)
-        if i is None:
-            raise FixRefused(f"{where(program, header.first)}: the value of {iv} on entry to loop {name} is not "
-                             "set by one instruction on the way in; the trip count cannot be proven")
+        last = cfg.blocks[p].last - 1
+        writes.update([last] if iv in instrs[last].defs else reaching_defs(program, last, iv))
+    if not writes or -1 in writes:
+        raise FixRefused(f"{where(program, header.first)}: {who} enters loop {name} with a value the kernel does "
+                         "not set on every way in (an argument, or set elsewhere); the trip count cannot be proven")
+    values: dict[int, int] = {}
+    for i in sorted(writes):
         value = _constant_of(instrs[i], iv)
         if value is None:
-            raise FixRefused(f"{where(program, i)}: {iv} enters loop {name} with the value of '{instrs[i].text()}', "
-                             "not a constant; the trip count cannot be proven")
-        values.add(value)
-    if len(values) != 1:
-        raise FixRefused(f"{where(program, header.first)}: {iv} enters loop {name} with "
-                         f"{'different values' if values else 'no value'}; the trip count cannot be proven")
-    return values.pop()
-
-
-def _reaching_def(cfg, instrs, block: int, reg: str) -> int | None:
-    """The last write of ``reg`` before the end of ``block``, following single predecessors back."""
-    seen = set()
-    while block not in seen:
-        seen.add(block)
-        blk = cfg.blocks[block]
-        for i in reversed(blk.indices()):
-            if reg in instrs[i].defs:
-                return i
-        if len(blk.preds) != 1:
-            return None
-        block = blk.preds[0]
-    return None
+            raise FixRefused(f"{where(program, i)}: {who} enters loop {name} with the value of "
+                             f"'{instrs[i].text()}', not a constant; the trip count cannot be proven")
+        values[i] = value
+    if len(set(values.values())) != 1:
+        shown = ", ".join(f"{_signed(v)} (line {instrs[i].lineno})" for i, v in values.items())
+        raise FixRefused(f"{where(program, header.first)}: {who} enters loop {name} with different values: "
+                         f"{shown}; the trip count cannot be proven")
+    return next(iter(values.values()))
 
 
 def _constant_of(ins, reg: str) -> int | None:

@@ -40,7 +40,6 @@ class Emission:
     folded_salu: int = 0  # SALU adds not emitted (the induction variable's step, mostly)
     folded_loads: int = 0  # LDS instructions that took a folded constant
     kept_adds: int = 0  # moves/adds emitted to bring a deferred value up to date
-    notes: list[str] = field(default_factory=list)
 
 
 def build(analysis, ctl: LoopControl, factor: int) -> Emission:
