@@ -22,7 +22,7 @@ never touched):
 from __future__ import annotations
 
 from .. import FixRefused, FixResult
-from ..toolkit import (check_no_new_wait_hazards, check_understood, highest_register, plan_at_slots,
+from ..toolkit import (check_no_new_wait_hazards, check_understood, highest_register, indent_of_text, plan_at_slots,
                        plan_loop_at_slots, refresh_counts, reparse, wait_lines, wait_to_cover)
 from . import codesize, copies, hints, numbers, render, waits
 from .control import LoopControl, prove, where
@@ -32,20 +32,25 @@ __all__ = ["apply"]
 
 def apply(analysis, options: dict | None = None) -> FixResult:
     options = options or {}
+    program = analysis.program
     ctl = prove(analysis, options.get("loop"))
     factor = _factor(analysis, ctl, options.get("factor"))
-    body = [analysis.program.instrs[i] for i in ctl.body]
+    body = [program.instrs[i] for i in ctl.body]
     _check_size(analysis, ctl, factor)
     em = copies.build(analysis, ctl, factor)
     lines, info = finish(analysis, ctl, em)
     text = render.replace_loop(analysis, ctl, [t for t, _ in lines], info["exit_delays"])
-    program = analysis.program
     text = refresh_counts(text, program.path, vgprs=highest_register(program, ctl.body[0]) + 1,
                           sgprs=highest_register(program, ctl.body[0], "s") + 1)
     new = verify(analysis, ctl, text, factor)
     count = sum(1 for t, _ in lines if not t.lstrip().startswith(";"))
-    summary = _summary(analysis, new, ctl, factor, body, em, info, count)
-    return FixResult(text, summary)
+    before = numbers.figures(body, highest_register(program, ctl.body[0]) + 1)
+    after = numbers.figures(_region_instrs(new, ctl, factor, count),
+                            highest_register(new.program, new.program.labels[ctl.label]) + 1)
+    if before["stall_cycles"] == 0 and after["stall_cycles"] > 0:
+        raise FixRefused(f"internal error: the unrolled code has {after['stall_cycles']} modeled bank stall cycles "
+                         "per k-step where the loop had none")
+    return FixResult(text, _summary(ctl, factor, before, after, em, info))
 
 
 def _factor(analysis, ctl: LoopControl, factor) -> int:
@@ -66,7 +71,7 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
     planner = plan_loop_at_slots if looping else plan_at_slots
     plan, out = planner(instrs, em.wait_slots, entry, waits.REDERIVED)
     need = wait_to_cover(out, waits.exit_state(analysis, ctl), waits.REDERIVED)
-    indent = copies._indent(em.items[0].text)
+    indent = indent_of_text(em.items[0].text)
     seq: list[tuple[str, tuple | None]] = []
     for pos, it in enumerate(em.items):
         if pos in plan:
@@ -92,8 +97,7 @@ def finish(analysis, ctl: LoopControl, em) -> tuple[list[tuple[str, tuple | None
                     else f"copy {origin[0] + 1} of {em.copies} per pass")
             marked.append((f"{indent}; {ctl.label} unrolled: {what}", None))
         marked.append((text, origin))
-    info = {"planned_waits": sum(1 for t, _ in out_lines if "s_waitcnt" in t), "setprio_pruned": pruned,
-            "exit_wait": need, "exit_delays": info_exit}
+    info = {"setprio_pruned": pruned, "exit_wait": need, "exit_delays": info_exit}
     return marked, info
 
 
@@ -141,16 +145,8 @@ def verify(analysis, ctl: LoopControl, text: str, factor: int):
     return new
 
 
-def _summary(old, new, ctl: LoopControl, factor: int, body, em, info: dict, count: int) -> str:
+def _summary(ctl: LoopControl, factor: int, before: dict, after: dict, em, info: dict) -> str:
     full = factor == ctl.trip
-    region_instrs = _region_instrs(new, ctl, factor, count)
-    v0 = highest_register(old.program, ctl.body[0]) + 1
-    v1 = highest_register(new.program, new.program.labels[ctl.label]) + 1
-    before = numbers.figures(body, v0)
-    after = numbers.figures(region_instrs, v1)
-    if before["stall_cycles"] == 0 and after["stall_cycles"] > 0:
-        raise FixRefused(f"the unrolled code has {after['stall_cycles']} modeled bank stall cycles where the loop "
-                         "had none")
     how = "fully unrolled" if full else f"unrolled by {factor}: a loop of {ctl.trip // factor} iterations"
     head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {_signed(ctl.init)} by "
             f"{_signed(ctl.step)}), {how}")

@@ -48,7 +48,7 @@ def build(analysis, ctl: LoopControl, factor: int) -> Emission:
     instrs = program.instrs
     live = liveness(program)
     full = factor == ctl.trip
-    indent = _indent(instrs[ctl.body[0]].line.text)
+    indent = indent_of_text(instrs[ctl.body[0]].line.text)
     items: list[Item] = []
     origin: list[tuple[int, int] | None] = [None]
 
@@ -102,7 +102,7 @@ def build(analysis, ctl: LoopControl, factor: int) -> Emission:
                 if rest != ins.text():
                     em.wait_slots.add(len(items))
                 if rest is not None:
-                    emit(_indent(ins.line.text) + rest)
+                    emit(indent_of_text(ins.line.text) + rest)
                 continue
             if i == ctl.compare:
                 if full or k != last:
@@ -216,13 +216,9 @@ def _fold_valu_add(ins, i: int, state: Deferred, sums: dict, em: Emission, emit,
     if (first, second) == (ops[1].text, ops[2].text):
         text = ins.line.text
     else:
-        text = f"{_indent(ins.line.text)}v_add_nc_u32 {dst}, {first}, {second}"
+        text = f"{indent_of_text(ins.line.text)}v_add_nc_u32 {dst}, {first}, {second}"
     clobber_defs(ins, i)
     emit(text, ins)
     sums[dst] = pair
     state.set(dst, Value(dst, total))
     return True
-
-
-def _indent(text: str) -> str:
-    return indent_of_text(text)
