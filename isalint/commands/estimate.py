@@ -57,13 +57,18 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
 
 
 def parameter_table() -> str:
-    from ..hw.timing import GFX1100, PARAMETERS
+    from ..hw.timing import GFX1100, PARAMETERS, REFERENCE_MS, REFERENCE_N
 
     rows = [f"{'parameter':28s} {'value':>10s}  {'unit':12s} {'source':11s} note"]
     for name, (unit, kind, note) in PARAMETERS.items():
         value = getattr(GFX1100, name)
         shown = f"{value:.3g}" if isinstance(value, float) else str(value)
         rows.append(f"{name:28s} {shown:>10s}  {unit:12s} {kind:11s} {note}")
+    rows.append("")
+    rows.append(f"reference kernels ({REFERENCE_N}^3 FP32 GEMM measured on a Radeon 7900 XTX; "
+                "benchmarks/bench_estimate.py compares the model with them):")
+    for k, (what, ms) in REFERENCE_MS.items():
+        rows.append(f"  {k}  {ms:9.4f} ms  {what}")
     return "\n".join(rows)
 
 

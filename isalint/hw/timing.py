@@ -85,13 +85,14 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
     "trans_latency": ("cycles", "llvm", "GFX11SpeedModel WriteTrans32 = 10"),
     "bank_stall_exposure": ("fraction", "calibrated",
                             "share of a VGPR-bank stall cycle (isalint/bankmodel.py) the SIMD's VALU loses. "
-                            "Fitted to an RGP observation, not to a run time: kernel 5's FMA block repeated "
-                            "32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall cycles "
-                            "per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
+                            "Fitted to an RGP observation, not to a run time: reference kernel 5's FMA block "
+                            "repeated 32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall "
+                            "cycles per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
     "issue_per_cycle": ("instructions", "assumption",
                         "a SIMD issues one instruction per cycle, whatever its unit (s_waitcnt, s_delay_alu and "
-                        "s_clause take no issue cycle). Chosen against RGP's VALU utilisation: 76.2% for kernel 6 "
-                        "and over 80% for kernel 7; with one issue per unit type the model puts kernel 6 at 95%"),
+                        "s_clause take no issue cycle). Chosen against RGP's VALU utilisation: 76.2% for reference "
+                        "kernel 6 and over 80% for kernel 7; with one issue per unit type the model puts kernel "
+                        "6 at 95%"),
     "salu_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSALU = 2"),
     "branch_taken_cycles": ("cycles", "llvm", "a taken branch holds its wave while instructions are fetched "
                                               "again; LLVM's SI machine model puts a branch at half its "
@@ -99,18 +100,18 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
     "barrier_cycles": ("cycles", "assumption", "from the last wave's arrival at s_barrier to the release of all"),
     "smem_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSMEM = 20 (scalar cache hit)"),
     "lds_latency": ("cycles", "llvm", "GFX11SpeedModel WriteLDS = 20, from the end of the access to the data; "
-                                      "checked against RGP's kernel 5 (LDS waits under 30 cycles: the model's "
-                                      "first wait of a k step averages 30)"),
+                                      "checked against RGP on reference kernel 5 (LDS waits under 30 cycles: the "
+                                      "model's first wait of a k step averages 30)"),
     "lds_bytes_per_cycle_per_cu": ("B/cycle", "isa", "ISA guide, 'Local Data Share': 32 DWORD banks serve each "
                                                      "pair of SIMDs, one read or write per bank per clock; bank "
                                                      "conflicts (isalint/model/lanes.py) add passes"),
     "lds_wgp_mode_factor": ("x", "calibrated", "an LDS pass in WGP mode costs this much more than in CU mode (the "
                                                "whole LDS serves all four SIMDs, which congests it; CU mode gives "
-                                               "each SIMD pair its half). Fitted to kernels 2-4, the WGP-mode "
-                                               "kernels of the table"),
+                                               "each SIMD pair its half). Fitted to reference kernels 2-4, the "
+                                               "WGP-mode ones"),
     "vmem_latency": ("cycles", "calibrated", "global load issue to data in VGPRs under load (cache levels and "
-                                             "queueing in one number). Fitted to kernel 1, whose time is this "
-                                             "latency once per K step. 450 cycles are 180 ns; an unloaded Infinity "
+                                             "queueing in one number). Fitted to reference kernel 1, whose time is "
+                                             "this latency once per K step. 450 cycles are 180 ns; an unloaded Infinity "
                                              "Cache hit from the vector path measures about 150 ns (chipsandcheese, "
                                              "'Latency Testing is Hard: RDNA 3 Power Saving', 2023)"),
     "vmem_bytes_per_cycle_per_cu": ("B/cycle", "assumption", "one 128-byte cache line per clock per CU on the "

@@ -61,7 +61,8 @@ def loop_summary(analysis, loop, sim: Simulation | None = None) -> dict:
     operations issued in VOPD halves), vopd_fma_instructions (VOPD instructions
     with at least one FMA half), single_fma, vopd_fma_share (vopd_fma / fma),
     stall_cycles, stalled_instructions, rf_reads and cache_hits (SRC0/SRC1
-    operands read from the register file vs the operand caches), src2_reads
+    port reads served by the register file vs by the operand caches; a register
+    read through two ports counts twice), src2_reads
     (accumulators), lds_ops, lds_ops_per_fma, issue_cycles (VALU instructions +
     stall cycles: the modelled VALU issue time of one iteration), plus loop,
     first_line and last_line.
@@ -147,7 +148,7 @@ def _summary_lines(s: dict) -> list[str]:
         f"({s['vopd_fma']} FMAs), {s['single_fma']} single",
         f"FMAs issued as VOPD   {share}",
         f"stall cycles          {s['stall_cycles']} (in {s['stalled_instructions']} instructions)",
-        f"register-file reads   {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
+        f"register-file port reads {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
         f"{s['src2_reads']} accumulator reads",
         f"LDS operations        {s['lds_ops']} ({s['lds_ops_per_fma']:.4g} per FMA)",
         f"VALU issue cycles     {s['issue_cycles']}{' per iteration' if s['loop'] else ''} (modelled)",
