@@ -43,8 +43,17 @@ def _pass_module(step: str) -> str | None:
     return name
 
 
-def run_steps(path: str, text: str, steps, loop: str | None = None) -> list[StepOutcome]:
-    """Run ``steps`` in order on ``text``; one outcome per step (skipped steps keep the text)."""
+# batch-gmem turns each load's 64-bit address into an SGPR base plus a 32-bit byte offset, exact only
+# while the offsets fit 32 bits: for N x N fp32 matrices up to N = 32768 (4 GiB per matrix).
+DEFAULT_MAX_N = 32768
+
+
+def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int | None = DEFAULT_MAX_N,
+              spread: bool = False) -> list[StepOutcome]:
+    """Run ``steps`` in order on ``text``; one outcome per step (skipped steps keep the text).
+
+    ``max_n`` and ``spread`` are batch-gmem's options (the largest N the result must support; the loads
+    spread over the loop body in groups of 2)."""
     from ..analysis import Analysis
     from ..fixes import FixRefused
     from ..parse.source import parse_text
@@ -58,7 +67,7 @@ def run_steps(path: str, text: str, steps, loop: str | None = None) -> list[Step
             continue
         module = importlib.import_module(module_name)
         try:
-            result = module.apply(analysis, {"loop": loop})
+            result = module.apply(analysis, {"loop": loop, "max_n": max_n, "spread": spread, "factor": None})
         except FixRefused as exc:
             out.append(StepOutcome(step, False, f"skipped: {exc}", text))
             continue
@@ -112,9 +121,12 @@ def table(rows: list[StepOutcome]) -> str:
               help="Matrix size for validating the result in the emulator.")
 @click.option("--estimate-n", "estimate_n", type=int, default=4096, show_default=True,
               help="Matrix size N of the predicted times.")
+@click.option("--max-n", "max_n", type=click.IntRange(min=1), default=DEFAULT_MAX_N, show_default=True,
+              help="batch-gmem: the largest N the result must support (its 32-bit byte offsets).")
+@click.option("--spread", is_flag=True, help="batch-gmem: spread the global loads over the loop body in groups of 2.")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, no_validate, fmt):
+def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt):
     """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
     from ..estimate import EstimateError
     from ..validate.gemm import GemmError, geometry
@@ -131,7 +143,9 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         geo = geometry(path, estimate_n)
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label)
+    if gemm_n > max_n:
+        fail(f"--gemm {gemm_n} is larger than --max-n {max_n}")
+    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label, max_n, spread)
     final = rows[-1].text
     previous = None
     for r in rows:
