@@ -150,13 +150,10 @@ class CostModel:
             return math.ceil(wave / 32)
         kind, width, naddr, _ = shape
         ideal = naddr * math.ceil(wave / lanes_per_pass(width))
-        try:
-            if self._lanes is None:
-                self._lanes = LaneEvaluator(self.program, self.kernel)
-            access = self._lanes.lds_access(ins)
-        except Exception:  # an address the evaluator cannot follow: no conflict assumed
-            return ideal
-        if not isinstance(access, LdsAccess):
+        if self._lanes is None:
+            self._lanes = LaneEvaluator(self.program, self.kernel)
+        access = self._lanes.lds_access(ins)
+        if not isinstance(access, LdsAccess):  # an address the evaluator cannot follow: no conflict assumed
             return ideal
         conflict = bank_conflicts(access, lds_banks(self.kernel), wave, pad_search=False)
         if conflict is None:

@@ -51,7 +51,7 @@ def _iterations(seq: list[int], start: int, loop) -> tuple[list[tuple[int, ...]]
     return its, j
 
 
-def _shorten(seq: list[int], loops: list, block_size) -> list:
+def _shorten(seq: list[int], loops: list) -> list:
     """``seq`` as items: a block id, or ``(loop, [(iteration, count), ...])``."""
     headers = {lp.header: lp for lp in loops}
     out: list = []
@@ -71,11 +71,11 @@ def _shorten(seq: list[int], loops: list, block_size) -> list:
                 groups[-1][1] += 1
             else:
                 groups.append([it, 1])
-        inner = [c for c in lp.children]
+        inner = lp.children
         parts = []
         for it, count in groups:
             if inner and count < MIN_KEEP + 2:
-                body = _shorten(list(it), inner, block_size)
+                body = _shorten(list(it), inner)
                 parts.extend([(body, 1)] * count)
             else:
                 parts.append((list(it), count))
@@ -88,7 +88,7 @@ def build_stream(trace_blocks: list[int], cfg, costs: CostModel) -> Stream:
     top = [lp for lp in cfg.loops if lp.parent is None]
     blocks = cfg.blocks
     size = lambda b: blocks[b].last - blocks[b].first  # noqa: E731
-    items = _shorten(trace_blocks, top, size)
+    items = _shorten(trace_blocks, top)
     order: list[int] = []  # blocks in stream order (for branch direction)
     code: list[int] = []
     runs: list[Run] = []
