@@ -70,7 +70,7 @@ def default_input(tmp: Path) -> Path:
 
 # what `isalint check` imports before it loads the rules
 _IMPORTS = ("import isalint.cli, isalint.commands.check, isalint.rules, isalint.analysis, isalint.checker, "
-            "isalint.report.diagnostics")
+            "isalint.report.findings")
 
 
 def _script_python(script: str) -> str:

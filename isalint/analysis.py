@@ -6,7 +6,7 @@ from functools import cached_property
 
 from .model.program import DEFAULT_TARGET, Program, build_program
 from .parse.source import InputError, SourceFile, read_file
-from .vopd import half
+from .hw.vopd import half
 
 
 class Analysis:
@@ -57,7 +57,7 @@ class Analysis:
         return self.cfg.loop_of(index) is not None
 
     def vopd_half(self, index: int, stmt: int = 0):
-        """:func:`isalint.vopd.half` of statement ``stmt`` of instruction ``index``, built once for all rules."""
+        """:func:`isalint.hw.vopd.half` of statement ``stmt`` of instruction ``index``, built once for all rules."""
         cache = self.__dict__.setdefault("_half_cache", {})
         h = cache.get((index, stmt))
         if h is None:

@@ -2,7 +2,7 @@
 
 ## What it finds
 VALU instructions that ask one VGPR bank for two different registers in the
-same cycle, so they issue late, as modelled by `isalint.bankmodel`:
+same cycle, so they issue late, as modelled by `isalint.hw.vgpr_banks`:
 
 - the VGPR file has 4 banks (register index mod 4), each with an operand cache
   that holds the bank's most recently read value and feeds the SRC0 and SRC1
@@ -60,11 +60,11 @@ loop above, 1 cycle for every dual FMA of the rewritten one):
   states the bank rule for pairs only);
 - SRC2 reads and result writes have their own paths (the rewritten loop reads
   two accumulators and writes two results every cycle without stalling).
-The parameters and the reasoning are in `isalint/bankmodel.py`.
+The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations
 
-from isalint.bankmodel import _op_from_instr, simulate
+from isalint.hw.vgpr_banks import _op_from_instr, simulate
 from isalint.diagnostics import Diagnostic
 
 CODE = "BANK001"

@@ -58,7 +58,7 @@ and the source-cache ports), and the VOPD encoding (OPX 4 bits, OPY 5 bits).
 from __future__ import annotations
 
 from isalint.diagnostics import Diagnostic
-from isalint.vopd import check_pair
+from isalint.hw.vopd import check_pair
 
 CODE = "DUAL001"
 NAME = "illegal-vopd-pair"

@@ -48,7 +48,8 @@ the pairing restrictions), and the VOPD encoding.
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.vopd import _forms, _pairing, dual_name
+from isalint.hw.vopd import _forms, _pairing, dual_name
+from isalint.model.fma_block import NotAnFmaBlock, find_block
 
 CODE = "DUAL002"
 NAME = "missed-dual-issue"
@@ -142,20 +143,19 @@ def _describe_move(program, between, edges, a: int, b: int) -> str:
 
 
 def _fix_pass_accepts(analysis, loop) -> bool:
-    """Whether ``isalint fix --dual-fmac`` recognises this loop's FMA block."""
+    """Whether this loop has an FMA block (:mod:`isalint.model.fma_block`), which ``isalint fix
+    --dual-fmac`` rewrites."""
     cache = analysis.__dict__.setdefault("_dual002_fixable", {})
     key = loop.header
     if key not in cache:
         ok = False
-        try:
-            from isalint.fixes.dual_fmac_detect import find_block
-
-            label = analysis.cfg.blocks[loop.header].label
-            if label:
+        label = analysis.cfg.blocks[loop.header].label
+        if label:
+            try:
                 find_block(analysis, label)
                 ok = True
-        except (Exception, SystemExit):  # the pass refuses (FixRefused) or is not installed
-            ok = False
+            except NotAnFmaBlock:
+                ok = False
         cache[key] = ok
     return cache[key]
 

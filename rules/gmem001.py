@@ -53,7 +53,7 @@ RDNA3 ISA guide, "Global, Scratch and Flat memory" (address computation: SADDR
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.model.lanes import reaching_defs, valu_slice
+from isalint.model.reaching import reaching_defs, valu_slice
 
 CODE = "GMEM001"
 NAME = "serialized-global-address-chain"

@@ -88,7 +88,10 @@ and CU mode) and the DS instruction descriptions (offset0/offset1, stride64).
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.model.lanes import Value, bank_conflicts, ds_shape, evaluator_for, lds_banks
+from isalint.hw.lds_banks import bank_conflicts
+from isalint.model.lanes.evaluator import evaluator_for
+from isalint.model.lanes.lds import ds_shape, lds_banks
+from isalint.model.lanes.values import Value
 
 CODE = "LDS001"
 NAME = "lds-bank-conflict"

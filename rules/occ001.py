@@ -46,10 +46,10 @@ RDNA3 ISA guide, "Vector General-Purpose Registers" and "Local Data Share"
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from isalint.diagnostics import at_line
+from isalint.hw.occupancy import (LDS_BYTES, MAX_WAVES_PER_SIMD, Occupancy, lds_for_waves, simds_per_group,
+                                   vgprs_for_waves, waves_by_lds, waves_per_group)
+from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
 
 CODE = "OCC001"
 NAME = "occupancy"
@@ -57,133 +57,7 @@ SEVERITY = "info"
 SUMMARY = "Waves per SIMD allowed by VGPRs, LDS and workgroup size, and what limits them"
 FIXABLE = None
 
-MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
-LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
-_CLANG = re.compile(r"clang version (\d+)")
-
-
-@dataclass(frozen=True)
-class VgprModel:
-    total: int  # VGPRs per SIMD lane
-    granule: int  # allocation block
-    note: str
-
-
-def vgpr_model(wave_size: int, legacy: bool = False) -> VgprModel:
-    """gfx1100's VGPR file; ``legacy`` is what LLVM before 16 assumed for gfx11."""
-    if legacy:
-        return VgprModel(1024 if wave_size == 32 else 512, 16 if wave_size == 32 else 8,
-                         "LLVM before 16 modelled gfx11 with 1024 VGPRs in blocks of 16")
-    return VgprModel(1536 if wave_size == 32 else 768, 24 if wave_size == 32 else 12, "")
-
-
-def compiler_is_legacy(program) -> bool:
-    """True when the file's .ident names a clang older than 16 (no gfx1100 1.5x VGPR model)."""
-    for line in program.source.lines:
-        if line.kind == "directive" and line.directive == ".ident":
-            m = _CLANG.search(line.args)
-            if m:
-                return int(m.group(1)) < 16
-    return False
-
-
-def allocated_vgprs(vgprs: int, model: VgprModel) -> int:
-    g = model.granule
-    return max(g, -(-max(1, vgprs) // g) * g)
-
-
-def waves_by_vgprs(vgprs: int, model: VgprModel) -> int:
-    if vgprs < model.granule:
-        return MAX_WAVES_PER_SIMD
-    return min(max(model.total // allocated_vgprs(vgprs, model), 1), MAX_WAVES_PER_SIMD)
-
-
-def vgprs_for_waves(waves: int, model: VgprModel) -> int:
-    """The most VGPRs a kernel may use and still fit ``waves`` waves per SIMD."""
-    return (model.total // waves) // model.granule * model.granule
-
-
-def simds_per_group(wgp_mode: bool) -> int:
-    return 4 if wgp_mode else 2
-
-
-def waves_per_group(group_size: int, wave_size: int) -> int:
-    return max(1, -(-group_size // wave_size))
-
-
-def max_groups_per_cu(group_size: int, wave_size: int, wgp_mode: bool) -> int:
-    n = waves_per_group(group_size, wave_size)
-    max_waves = MAX_WAVES_PER_SIMD * simds_per_group(wgp_mode)
-    if n == 1:
-        return max_waves
-    return min(max_waves // n, 32 if wgp_mode else 16)
-
-
-def waves_by_lds(lds_bytes: int, group_size: int, wave_size: int, wgp_mode: bool) -> int:
-    """LLVM's getOccupancyWithLocalMemSize for gfx11."""
-    groups = min(LDS_BYTES // max(1, lds_bytes), max_groups_per_cu(group_size, wave_size, wgp_mode))
-    if groups == 0:
-        return 1
-    waves = groups * waves_per_group(group_size, wave_size)
-    return min(-(-waves // simds_per_group(wgp_mode)), MAX_WAVES_PER_SIMD)
-
-
-def waves_by_group(group_size: int, wave_size: int, wgp_mode: bool) -> int:
-    groups = max_groups_per_cu(group_size, wave_size, wgp_mode)
-    waves = groups * waves_per_group(group_size, wave_size)
-    return min(-(-waves // simds_per_group(wgp_mode)), MAX_WAVES_PER_SIMD)
-
-
-@dataclass
-class Occupancy:
-    waves: int
-    by_vgprs: int
-    by_lds: int
-    by_group: int
-    vgprs: int
-    allocated: int
-    lds: int
-    group_size: int
-    wave_size: int
-    wgp_mode: bool
-    model: VgprModel
-
-    @property
-    def limits(self) -> list[str]:
-        out = []
-        if self.by_vgprs == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("VGPRs")
-        if self.by_lds == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("LDS")
-        if self.by_group == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("workgroup size")
-        return out
-
-
-def occupancy(kernel, vgprs: int | None = None, legacy: bool = False) -> Occupancy | None:
-    """The kernel's occupancy from its descriptor and metadata (None without a descriptor)."""
-    d = kernel.descriptor
-    if ".amdhsa_next_free_vgpr" not in d and vgprs is None:
-        return None
-    ws = kernel.wave_size
-    model = vgpr_model(ws, legacy)
-    n = d.get(".amdhsa_next_free_vgpr", 0) if vgprs is None else vgprs
-    meta = kernel.metadata or {}
-    group = meta.get(".max_flat_workgroup_size")
-    if not isinstance(group, int) or group <= 0:
-        group = 1024  # the compiler's default flat workgroup size range is 1..1024
-    lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0
-    wgp = kernel.wgp_mode
-    bv = waves_by_vgprs(n, model)
-    bl = waves_by_lds(lds, group, ws, wgp)
-    bg = waves_by_group(group, ws, wgp)
-    return Occupancy(min(bv, bl, bg, MAX_WAVES_PER_SIMD), bv, bl, bg, n, allocated_vgprs(n, model), lds, group, ws,
-                     wgp, model)
-
-
 def check(analysis):
-    from isalint.rules.meta001 import comment_fields
-
     program = analysis.program
     comments = comment_fields(program)
     legacy = compiler_is_legacy(program)
@@ -219,7 +93,7 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
             msg += f"; fewer VGPRs alone would not help: LDS or workgroup size caps at {min(occ.by_lds, occ.by_group)}"
     if "LDS" in limits:
         target = occ.waves + 1
-        budget = _lds_for_waves(target, occ)
+        budget = lds_for_waves(target, occ)
         if budget is not None and min(occ.by_vgprs, occ.by_group) >= target:
             reach = min(waves_by_lds(budget, occ.group_size, ws, occ.wgp_mode), occ.by_vgprs, occ.by_group)
             msg += f"; at most {budget} bytes of LDS per workgroup for {reach} waves"
@@ -239,15 +113,3 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
             msg += f"; the compiler's comment says {stated.value}"
     return msg
 
-
-def _lds_for_waves(target: int, occ: Occupancy) -> int | None:
-    """The largest LDS size per workgroup that still allows ``target`` waves per SIMD."""
-    per_group = waves_per_group(occ.group_size, occ.wave_size)
-    groups = -(-(target - 1) * simds_per_group(occ.wgp_mode) // per_group)
-    groups = max(groups, 1)
-    while groups <= max_groups_per_cu(occ.group_size, occ.wave_size, occ.wgp_mode):
-        lds = LDS_BYTES // groups
-        if waves_by_lds(lds, occ.group_size, occ.wave_size, occ.wgp_mode) >= target:
-            return lds
-        groups += 1
-    return None

@@ -81,7 +81,7 @@ def _loop_name(cfg, loop) -> str:
 def check(analysis):
     program = analysis.program
     cfg = analysis.cfg
-    from isalint.rules.meta001 import comment_fields, descriptor_field, metadata_fields
+    from isalint.model.resources import comment_fields, descriptor_field, metadata_fields
 
     comments = comment_fields(program)
     metadata = metadata_fields(program)
@@ -201,7 +201,7 @@ def _lane_spills(program, cfg, instrs):
 
 def _budget_note(kernel) -> str:
     """How many VGPRs the workgroup size lets the compiler use, and what __launch_bounds__ would allow."""
-    from isalint.rules.occ001 import simds_per_group, vgpr_model, vgprs_for_waves, waves_per_group
+    from isalint.hw.occupancy import simds_per_group, vgpr_model, vgprs_for_waves, waves_per_group
 
     meta = kernel.metadata or {}
     group = meta.get(".max_flat_workgroup_size")

@@ -1,10 +1,10 @@
-"""isalint.bankmodel and BANK001: the VGPR bank / operand-cache model against the worklog."""
+"""isalint.hw.vgpr_banks and BANK001: the VGPR bank / operand-cache model against the worklog."""
 from __future__ import annotations
 
 from conftest import KERNELS
 
 from isalint.analysis import Analysis
-from isalint.bankmodel import DEFAULT, BankOp, Params, simulate
+from isalint.hw.vgpr_banks import DEFAULT, BankOp, Params, simulate
 from isalint.checker import check_analysis
 
 K6 = KERNELS / "kernel6_style"
@@ -55,7 +55,7 @@ def test_kernel5_inner_loop_stalls_on_most_dual_fmas(kernel5):
 
 
 def test_bigger_caches_would_not_explain_kernel5(kernel5):
-    """The calibration argument of bankmodel's docstring, as a test: with a bank cache that
+    """The calibration argument of vgpr_banks's docstring, as a test: with a bank cache that
     could deliver two values per cycle, the compiler's loop would barely stall, contrary to RGP."""
     _, sim = _loop_sim(kernel5, ".LBB0_9", Params(cache_entries=2))
     assert sim.stall_cycles <= 2

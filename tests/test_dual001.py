@@ -1,4 +1,4 @@
-"""DUAL001 and isalint.vopd: VOPD legality, with LLVM's assembler as the ground truth."""
+"""DUAL001 and isalint.hw.vopd: VOPD legality, with LLVM's assembler as the ground truth."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from conftest import KERNELS, SNIPPETS
 from isalint.cli import cli
 from isalint.isa import all_mnemonics, lookup
 from isalint.parse.source import parse_statements
-from isalint.vopd import check_pair, dual_name, find_pairing, format_pair, half, is_legal
+from isalint.hw.vopd import check_pair, dual_name, find_pairing, format_pair, half, is_legal
 
 # --------------------------------------------------------------------------- the oracle
 

@@ -6,7 +6,7 @@ from conftest import KERNELS
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
 from isalint.parse.source import parse_text
-from isalint.vopd import is_legal
+from isalint.hw.vopd import is_legal
 
 
 def _dual002(text: str):

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from isalint import bankmodel
+from isalint.hw import vgpr_banks
 from isalint.analysis import Analysis
 from isalint.fixes import FixRefused
 from isalint.fixes.dual_fmac import apply
 from isalint.model import counters
 from isalint.model.waitcnt import wait_thresholds
 from isalint.parse.source import parse_text
-from isalint.vopd import check_pair
+from isalint.hw.vopd import check_pair
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "fixtures" / "kernels"
@@ -84,7 +84,7 @@ def check_loop(text: str, label: str) -> dict:
     cfg = analysis.cfg
     fma_block = cfg.blocks[cfg.block_of[duals[0].index]]
     block = [analysis.program.instrs[i] for i in fma_block.indices()]
-    sim = bankmodel.simulate(duals, loop=True)
+    sim = vgpr_banks.simulate(duals, loop=True)
     # Each wait before an FMA is exactly as loose as that FMA allows: it waits for the newest
     # load the FMA reads (LDS operations complete in order), no more.
     lds = []

@@ -285,7 +285,7 @@ def _run_moves(lines: list[str], regs: dict[int, object]) -> dict[int, object]:
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=24, unique=True), st.randoms(use_true_random=False))
 def test_parallel_moves_sequentialize_correctly(dsts, rnd):
     """Any parallel copy (chains, cycles, constants) comes out right, paired or not."""
-    from isalint.fixes.dual_fmac_emit import move_lines, sequential_moves
+    from isalint.fixes.toolkit.moves import move_lines, sequential_moves
 
     srcs = list(dsts)
     rnd.shuffle(srcs)  # a permutation of the destinations: cycles
@@ -309,7 +309,7 @@ def test_parallel_moves_sequentialize_correctly(dsts, rnd):
 
 def _legal_pair(line: str) -> bool:
     from isalint.parse.source import parse_statements
-    from isalint.vopd import is_legal
+    from isalint.hw.vopd import is_legal
 
     x, y = parse_statements(line.strip())
     return is_legal(x, y)

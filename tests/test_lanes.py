@@ -13,8 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isalint.analysis import Analysis
-from isalint.model.lanes import (LaneEvaluator, LdsAccess, bank_conflicts, lanes_per_pass, thread_layout,
-                                 valu_slice)
+from isalint.hw.lds_banks import bank_conflicts, lanes_per_pass
+from isalint.model.lanes.evaluator import LaneEvaluator
+from isalint.model.lanes.lds import LdsAccess
+from isalint.model.lanes.threads import thread_layout
+from isalint.model.reaching import valu_slice
 from isalint.parse.source import parse_text
 
 M = 0xFFFFFFFF

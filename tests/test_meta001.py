@@ -40,7 +40,7 @@ def test_no_error_on_real_kernels(path):
 
 
 def test_kernel5_resources(kernel5):
-    from isalint.rules.meta001 import comment_fields, kernel_resources, metadata_fields
+    from isalint.model.resources import comment_fields, kernel_resources, metadata_fields
 
     a = Analysis.from_path(str(kernel5))
     k = a.program.kernels[0]

@@ -6,9 +6,8 @@ from conftest import all_real_kernels
 
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
-from isalint.rules.meta001 import comment_fields
-from isalint.rules.occ001 import (compiler_is_legacy, occupancy, vgpr_model, vgprs_for_waves, waves_by_lds,
-                                  waves_by_vgprs)
+from isalint.hw.occupancy import vgpr_model, vgprs_for_waves, waves_by_lds, waves_by_vgprs
+from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
 
 
 @pytest.mark.parametrize("path", all_real_kernels(), ids=lambda p: p.name)

@@ -1,4 +1,4 @@
-"""``isalint report`` and isalint.report.regtable."""
+"""``isalint report``, isalint.report.regtable and isalint.model.loop_stats."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from conftest import KERNELS
 
 from isalint.analysis import Analysis
 from isalint.cli import cli
-from isalint.report.regtable import SUMMARY_KEYS, loop_summary
+from isalint.model.loop_stats import SUMMARY_KEYS, loop_summary
 
 K6 = KERNELS / "kernel6_style"
 

@@ -94,7 +94,7 @@ def _run(paths, select, ignore, fmt, target, color, fail_on, keep: list | None =
     from ..analysis import Analysis
     from ..checker import check_analysis, expand_paths, find_config, selected_codes
     from ..parse.source import InputError
-    from ..report import diagnostics as out
+    from ..report import findings as out
 
     files = expand_paths(paths)
     if not files:

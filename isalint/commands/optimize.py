@@ -1,6 +1,6 @@
 """``isalint optimize IN.s -o OUT.s``: the fix passes in a row, the end result validated, one table.
 
-Each step is a pass of ``isalint fix`` (its table :data:`isalint.commands.fix.PASSES`), run on the
+Each step is a pass of ``isalint fix`` (the table :data:`isalint.fixes.PASSES`), run on the
 previous step's output. A step whose pass is not part of this installation, refuses (the reason is
 printed) or changes nothing is skipped and the next one runs on the same text. The end result is
 assembled and proven equal to the input in the emulator before anything is written. The table
@@ -35,7 +35,7 @@ class StepOutcome:
 
 
 def _pass_module(step: str) -> str | None:
-    from .fix import PASSES
+    from ..fixes import PASSES
 
     name = PASSES.get(step.replace("-", "_"))
     if name is None or importlib.util.find_spec(name) is None:
@@ -161,9 +161,9 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         previous = r
     verdict = None
     if final != original and not no_validate:
-        from .fix import _validate
+        from ..fixes.toolkit.pipeline import validate
 
-        verdict = _validate(path, original, final, gemm_n)
+        verdict = validate(path, original, final, gemm_n)
     if fmt == "json":
         click.echo(json.dumps({
             "input": path, "output": output, "validated": final != original and not no_validate and verdict is None,
@@ -185,8 +185,8 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         click.echo("".join(difflib.unified_diff(original.splitlines(True), final.splitlines(True), fromfile=path,
                                                 tofile=output or path)), nl=False)
     if output:
-        from .fix import _write_atomic
+        from ..fixes.toolkit.pipeline import write_atomic
 
-        _write_atomic(output, final, analysis.program.source)
+        write_atomic(output, final)
         click.echo(f"isalint: wrote {output}", err=True)
 

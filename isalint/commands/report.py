@@ -32,7 +32,7 @@ def command(path, label, fmt, output, color):
         text = regtable.render_html(report)
     else:
         if color is None:
-            from ..report.diagnostics import stdout_is_terminal
+            from ..report.findings import stdout_is_terminal
 
             color = stdout_is_terminal() and output is None
         text = regtable.render_text(report, color=color)

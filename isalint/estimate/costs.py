@@ -1,7 +1,7 @@
 """What one instruction costs a wave and the SIMD, from the ISA data and :mod:`isalint.hw.timing`.
 
 Each instruction becomes a :class:`Cost`: the unit that issues it, how long it keeps the VALU busy
-(one cycle; more for a VGPR-bank stall of :mod:`isalint.bankmodel` or a quarter-rate op), when its
+(one cycle; more for a VGPR-bank stall of :mod:`isalint.hw.vgpr_banks` or a quarter-rate op), when its
 results can be read, which wait counter it increments and how long it occupies its share of the
 LDS or of the vector memory path. ``s_waitcnt`` decodes to its thresholds (:mod:`isalint.model.waitcnt`).
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..bankmodel import ops_from_instrs, simulate
+from ..hw.lds_banks import bank_conflicts, lanes_per_pass
 from ..hw.timing import Timing
-from ..model.lanes import LaneEvaluator, LdsAccess, bank_conflicts, ds_shape, lanes_per_pass, lds_banks
+from ..hw.vgpr_banks import ops_from_instrs, simulate
+from ..model.lanes.evaluator import LaneEvaluator
+from ..model.lanes.lds import LdsAccess, ds_shape, lds_banks
 from ..model.waitcnt import wait_thresholds
 
 VALU, SALU, SMEM, LDS, VMEM, BRANCH, OTHER, WAIT, BARRIER, NOP, END, SKIP = range(12)

@@ -51,7 +51,7 @@ class Mix:
     valu: int = 0
     fma: int = 0  # FP32 FMA operations
     fma_in_vopd: int = 0  # of which issued as a half of a v_dual_* pair
-    bank_stall_cycles: int = 0  # the VGPR-bank model's stall cycles (isalint/bankmodel.py)
+    bank_stall_cycles: int = 0  # the VGPR-bank model's stall cycles (isalint/hw/vgpr_banks.py)
     lds: int = 0
     vmem: int = 0
     salu: int = 0

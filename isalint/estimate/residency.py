@@ -4,8 +4,8 @@ A workgroup's waves are spread evenly over the SIMDs of its CU (2 SIMDs, ``-mcum
 WGP (4 SIMDs); the RDNA3 ISA guide's description of the two LDS modes ("Local Data Share"). A unit
 takes another workgroup only if every SIMD has room for that workgroup's waves:
 
-* VGPRs: 1536 per SIMD lane in wave32 (768 in wave64), allocated in blocks of 24 (12) — the same
-  numbers as OCC001; a SIMD holds ``1536 // allocated`` waves, at most 16;
+* VGPRs: the per-SIMD wave count of :mod:`isalint.hw.occupancy` (1536 VGPRs per lane in wave32,
+  allocated in blocks of 24; at most 16 waves);
 * LDS: 64 KiB per CU (128 KiB per WGP), ``.group_segment_fixed_size`` per workgroup;
 * at most 16 workgroups per CU (32 per WGP).
 
@@ -18,9 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..hw.occupancy import MAX_WAVES_PER_SIMD, allocated_vgprs, simds_per_group, vgpr_model, waves_by_vgprs
 from ..hw.timing import Timing
-
-MAX_WAVES_PER_SIMD = 16
 
 
 @dataclass
@@ -58,14 +57,14 @@ def kernel_vgprs(kernel) -> int:
 def residency(kernel, block: tuple[int, int, int], timing: Timing) -> Residency:
     wave = kernel.wave_size
     wgp = kernel.wgp_mode
-    simds = 2 * timing.simds_per_cu if wgp else timing.simds_per_cu
-    units = timing.compute_units // 2 if wgp else timing.compute_units
+    simds = simds_per_group(wgp)
+    units = timing.compute_units * timing.simds_per_cu // simds
     threads = block[0] * block[1] * block[2]
     wpg = max(1, math.ceil(threads / wave))
     vgprs = kernel_vgprs(kernel)
-    granule, total = (24, 1536) if wave == 32 else (12, 768)
-    alloc = max(granule, math.ceil(max(1, vgprs) / granule) * granule)
-    by_vgpr_waves = min(MAX_WAVES_PER_SIMD, total // alloc)
+    model = vgpr_model(wave)
+    alloc = allocated_vgprs(vgprs, model)
+    by_vgpr_waves = waves_by_vgprs(vgprs, model)
     lds = int((kernel.metadata or {}).get(".group_segment_fixed_size",
                                           kernel.descriptor.get(".amdhsa_group_segment_fixed_size", 0)))
     lds_total = 65536 * (2 if wgp else 1)

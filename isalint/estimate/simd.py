@@ -7,14 +7,14 @@ What is modelled (parameters in :mod:`isalint.hw.timing`):
   waves in round-robin order (the scan starts after the wave that last issued to the VALU). A wave
   runs its instructions in order.
 * **VALU.** One instruction per cycle; a VOPD pair is one instruction. A VGPR-bank stall
-  (:mod:`isalint.bankmodel`) keeps the VALU busy ``bank_stall_exposure`` of its cycles; quarter-rate
+  (:mod:`isalint.hw.vgpr_banks`) keeps the VALU busy ``bank_stall_exposure`` of its cycles; quarter-rate
   ops keep it busy 4 cycles. A result can be read ``valu_latency`` cycles after issue (6 for 64-bit
   results, 8 for quarter-rate ops, 10 for transcendental ones): a dependent instruction waits, and
   the SIMD issues for other waves meanwhile.
 * **SALU and branches.** One SALU instruction per cycle, results after ``salu_latency``; a taken
   branch holds the wave ``branch_taken_cycles`` before its next instruction.
 * **LDS.** Each access occupies the LDS for its passes of 128 bytes (bank conflicts add passes,
-  :mod:`isalint.model.lanes`); the other SIMD of the CU is assumed to load it as much as this one,
+  :mod:`isalint.hw.lds_banks`); the other SIMD of the CU is assumed to load it as much as this one,
   so a pass costs this SIMD two cycles of LDS time. Data arrives ``lds_latency`` after the access,
   in order.
 * **Global memory.** Likewise one shared path (128 bytes per cycle per CU), data after

@@ -1,7 +1,20 @@
-"""Fix stage: one rewrite pass per module; each proves what it needs or refuses."""
+"""Fix stage: rewrite passes, each proving what it needs or refusing, on a shared toolkit.
+
+A pass is a module (``metadata``) or, when it needs several, a package (``dual_fmac``) exposing
+``apply(analysis, options: dict) -> FixResult``; it raises :class:`FixRefused` with a clear reason
+when it cannot prove its rewrite safe. A pass that may change metadata only sets
+``ONLY_METADATA = True`` (its result is then validated by comparing machine code). Passes use
+:mod:`isalint.fixes.toolkit` and the model, never another pass. :data:`PASSES` lists them by the
+name of their ``isalint fix`` option.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+PASSES = {
+    "dual_fmac": "isalint.fixes.dual_fmac",
+    "metadata": "isalint.fixes.metadata",
+}
 
 
 class FixRefused(Exception):

@@ -84,7 +84,7 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
     "quarter_rate_latency": ("cycles", "llvm", "GFX11SpeedModel WriteIntMul / WriteQuarterRate32 = 8"),
     "trans_latency": ("cycles", "llvm", "GFX11SpeedModel WriteTrans32 = 10"),
     "bank_stall_exposure": ("fraction", "calibrated",
-                            "share of a VGPR-bank stall cycle (isalint/bankmodel.py) the SIMD's VALU loses. "
+                            "share of a VGPR-bank stall cycle (isalint/hw/vgpr_banks.py) the SIMD's VALU loses. "
                             "Fitted to an RGP observation, not to a run time: reference kernel 5's FMA block "
                             "repeated 32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall "
                             "cycles per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
@@ -104,7 +104,7 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                                       "model's first wait of a k step averages 30)"),
     "lds_bytes_per_cycle_per_cu": ("B/cycle", "isa", "ISA guide, 'Local Data Share': 32 DWORD banks serve each "
                                                      "pair of SIMDs, one read or write per bank per clock; bank "
-                                                     "conflicts (isalint/model/lanes.py) add passes"),
+                                                     "conflicts (isalint/hw/lds_banks.py) add passes"),
     "lds_wgp_mode_factor": ("x", "calibrated", "an LDS pass in WGP mode costs this much more than in CU mode (the "
                                                "whole LDS serves all four SIMDs, which congests it; CU mode gives "
                                                "each SIMD pair its half). Fitted to reference kernels 2-4, the "

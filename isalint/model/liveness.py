@@ -20,6 +20,9 @@ API:
   ``live_in(i)``/``live_out(i)`` (frozensets of names) and the ``*_mask`` ints,
   ``block_live_in(b)``/``block_live_out(b)``, ``is_live_in(i, reg)``,
   ``live_vgprs(i)``, ``max_live_vgprs(kernel)``.
+* :func:`ignorable_reads(instr, live_after)`: VGPRs an instruction reads that no live result
+  depends on (the dead high half of a 64-bit multiply-add), which a rewrite may leave out of the
+  liveness it computes.
 * :func:`free_vgprs(program, kernel, at_indices)` -> sorted VGPR numbers below the
   kernel's allocation that hold nothing needed at any of those instructions (not
   live across, not read or written there, and not the destination of a load still
@@ -41,6 +44,7 @@ for _name, _b in list(_BITS.items()):
     _NAMES[_b] = _name
 
 VGPR_MASK = (1 << 256) - 1
+SGPR_MASK = (1 << 106) - 1  # after shifting the SGPR bits down by 256
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_rfe_b64")
 
 
@@ -79,6 +83,57 @@ def vgpr_numbers(m: int) -> list[int]:
         out.append(low.bit_length() - 1)
         m ^= low
     return out
+
+
+def sgpr_numbers(m: int) -> list[int]:
+    """The SGPR numbers (s0-s105) in a mask."""
+    m = (m >> 256) & SGPR_MASK
+    out = []
+    while m:
+        low = m & -m
+        out.append(low.bit_length() - 1)
+        m ^= low
+    return out
+
+
+def vgpr_number(reg: str) -> int | None:
+    """N for the register name ``vN``, else None."""
+    if reg.startswith("v") and reg[1:].isdigit():
+        return int(reg[1:])
+    return None
+
+
+def sgpr_number(reg: str) -> int | None:
+    """N for the register name ``sN``, else None."""
+    if reg.startswith("s") and reg[1:].isdigit():
+        return int(reg[1:])
+    return None
+
+
+_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
+
+
+def ignorable_reads(ins, live_after: set[int]) -> set[int]:
+    """VGPRs an instruction reads without any live result depending on them.
+
+    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
+    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
+    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
+    the high addend).
+    """
+    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
+        return set()
+    ops = ins.stmts[0].operands
+    if len(ops) != 5 or ins.stmts[0].modifiers:
+        return set()
+    dst, sdst, _, _, addend = ops
+    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
+        return set()
+    if not (sdst.kind == "special" and sdst.file == "null"):
+        return set()
+    if dst.first + 1 in live_after:
+        return set()
+    return {addend.first + 1}
 
 
 def _written_regs(instr) -> list[str]:
@@ -170,6 +225,12 @@ class Liveness:
 
     def live_out_mask(self, index: int) -> int:
         return self._out[index]
+
+    def block_in_mask(self, block: int) -> int:
+        return self._block_in[block]
+
+    def block_out_mask(self, block: int) -> int:
+        return self._block_out[block]
 
     # names
     def live_in(self, index: int) -> frozenset[str]:

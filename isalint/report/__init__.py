@@ -1,1 +1,1 @@
-"""Report stage: diagnostics and analyses rendered as text, JSON, SARIF, GitHub annotations, HTML."""
+"""Report stage: findings and analyses rendered as text, JSON, SARIF, GitHub annotations, HTML."""

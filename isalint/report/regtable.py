@@ -1,13 +1,13 @@
-"""The worklog's VGPR bank table for a loop, and the loop's VALU summary.
+"""The worklog's VGPR bank table for a loop, with the loop's VALU summary.
 
 One row per VALU instruction with the cells DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y:
 ``R<bank>`` a register-file read, ``Cache<bank>`` an operand-cache hit,
 ``W<bank>`` a result landing in that bank during the row's cycle (the previous
 VALU instruction's destination, written one cycle after it issued), as in the
-worklog's tables. The cells come from :mod:`isalint.bankmodel`.
+worklog's tables. The cells come from :mod:`isalint.hw.vgpr_banks`, the summary from
+:func:`isalint.model.loop_stats.loop_summary`.
 
-``loop_summary(analysis, loop)`` gives the numbers (stable keys, one iteration);
-``build(analysis, loop)`` the whole report; ``render_text``, ``render_html`` and
+``build(analysis, loop)`` gives the whole report; ``render_text``, ``render_html`` and
 ``to_json`` print it.
 """
 from __future__ import annotations
@@ -15,9 +15,8 @@ from __future__ import annotations
 import html
 import json
 
-from ..bankmodel import COLUMNS, Simulation, simulate
-
-VALU_KLASSES = ("valu", "trans", "vopd")
+from ..hw.vgpr_banks import COLUMNS
+from ..model.loop_stats import loop_name, loop_summary, simulate_loop
 
 # The worklog's colours: bank 0 yellow, 1 orange, 2 red, 3 blue; cache hits green.
 BANK_COLORS = {0: "#f7e463", 1: "#f5a142", 2: "#e8555a", 3: "#5b8ee6"}
@@ -25,92 +24,9 @@ CACHE_COLOR = "#7bc96f"
 _RICH = {0: "black on yellow", 1: "black on dark_orange", 2: "white on red3", 3: "white on blue",
          "Cache": "black on green3"}
 
-SUMMARY_KEYS = (
-    "instructions", "valu", "vopd", "fma", "vopd_fma", "vopd_fma_instructions", "single_fma", "vopd_fma_share",
-    "stall_cycles", "stalled_instructions", "rf_reads", "cache_hits", "src2_reads", "lds_ops", "lds_ops_per_fma",
-    "issue_cycles",
-)
-
-
-def _indices(analysis, loop) -> list[int]:
-    if loop is None:
-        return list(range(len(analysis.program.instrs)))
-    return analysis.loop_indices(loop)
-
-
-def _is_fma(mnemonic: str) -> bool:
-    return "fma" in mnemonic
-
-
-def loop_name(analysis, loop) -> str | None:
-    if loop is None:
-        return None
-    return analysis.cfg.blocks[loop.header].label or f"block{loop.header}"
-
-
-def _simulate(analysis, loop) -> tuple[list[int], Simulation]:
-    idx = _indices(analysis, loop)
-    instrs = analysis.program.instrs
-    return idx, simulate([instrs[i] for i in idx], loop=loop is not None)
-
-
-def loop_summary(analysis, loop, sim: Simulation | None = None) -> dict:
-    """The VALU numbers of one iteration of ``loop`` (the whole file when ``loop`` is None).
-
-    Keys (stable): instructions, valu, vopd, fma (FMA operations), vopd_fma (FMA
-    operations issued in VOPD halves), vopd_fma_instructions (VOPD instructions
-    with at least one FMA half), single_fma, vopd_fma_share (vopd_fma / fma),
-    stall_cycles, stalled_instructions, rf_reads and cache_hits (SRC0/SRC1
-    port reads served by the register file vs by the operand caches; a register
-    read through two ports counts twice), src2_reads
-    (accumulators), lds_ops, lds_ops_per_fma, issue_cycles (VALU instructions +
-    stall cycles: the modelled VALU issue time of one iteration), plus loop,
-    first_line and last_line.
-    """
-    idx = _indices(analysis, loop)
-    instrs = analysis.program.instrs
-    if sim is None:
-        sim = simulate([instrs[i] for i in idx], loop=loop is not None)
-    valu = [instrs[i] for i in idx if instrs[i].klass in VALU_KLASSES]
-    fma = vopd_fma = vopd_fma_instrs = single_fma = 0
-    for ins in valu:
-        halves = [s.mnemonic for s in ins.stmts]
-        n = sum(1 for m in halves if _is_fma(m))
-        fma += n
-        if ins.is_vopd:
-            vopd_fma += n
-            vopd_fma_instrs += 1 if n else 0
-        else:
-            single_fma += n
-    lds = sum(1 for i in idx if instrs[i].klass == "lds")
-    totals = sim.totals()
-    lines = [instrs[i].lineno for i in idx]
-    return {
-        "loop": loop_name(analysis, loop),
-        "first_line": min(lines) if lines else None,
-        "last_line": max(lines) if lines else None,
-        "instructions": len(idx),
-        "valu": len(valu),
-        "vopd": sum(1 for ins in valu if ins.is_vopd),
-        "fma": fma,
-        "vopd_fma": vopd_fma,
-        "vopd_fma_instructions": vopd_fma_instrs,
-        "single_fma": single_fma,
-        "vopd_fma_share": round(vopd_fma / fma, 4) if fma else 0.0,
-        "stall_cycles": totals["stall_cycles"],
-        "stalled_instructions": totals["stalled_instructions"],
-        "rf_reads": totals["rf_reads"],
-        "cache_hits": totals["cache_hits"],
-        "src2_reads": totals["src2_reads"],
-        "lds_ops": lds,
-        "lds_ops_per_fma": round(lds / fma, 4) if fma else 0.0,
-        "issue_cycles": totals["issue_cycles"],
-    }
-
-
 def build(analysis, loop) -> dict:
     """The report of ``loop`` (None: the whole file, from cold caches) as plain data."""
-    idx, sim = _simulate(analysis, loop)
+    idx, sim = simulate_loop(analysis, loop)
     rows = []
     for step in sim.steps:
         if not step.valu:
@@ -239,6 +155,6 @@ def render_html(report: dict) -> str:
                    f'<td class="stall">{stall}</td></tr>')
     out.append("</table>")
     model = ", ".join(f"{k} = {v}" for k, v in report["model"].items())
-    out.append(f"<h2>Model</h2><p>{esc(model)} (see isalint/bankmodel.py for what each means and why).</p>")
+    out.append(f"<h2>Model</h2><p>{esc(model)} (see isalint/hw/vgpr_banks.py for what each means and why).</p>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -11,7 +11,7 @@ product of p pairs of A values by q pairs of B values:
 * the blocks are visited in a walk where consecutive blocks share an A pair or a B pair (so
   the operand caches can serve the shared values), and within each block the variant - which
   instruction first, which product goes to X - is chosen by a beam search against the bank and
-  operand-cache model (:mod:`isalint.bankmodel`);
+  operand-cache model (:mod:`isalint.hw.vgpr_banks`);
 * walks that consume the LDS data in the order it is loaded are preferred: an FMA may only wait
   for the loads it reads, so early blocks should read early loads.
 
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import FixRefused
-from .dual_fmac_detect import FmaBlock, Phase
+from ...model.fma_block import FmaBlock, Phase
+from .. import FixRefused
 
 
 @dataclass

@@ -8,72 +8,22 @@ the code before and after the region — the initialisation, the epilogue and it
 ``global_store_b128`` of four consecutive registers — runs unchanged.
 
 A VGPR is free for the accumulators when it is not live anywhere in the region once the FMA
-block and the destinations of its loads are set aside (:func:`isalint.model.liveness.busy_mask`
-on a view of the program that hides them), no other instruction in the region names it, and no
+block and the destinations of its loads are set aside
+(:func:`isalint.fixes.toolkit.registers.busy_registers` on a
+:func:`~isalint.fixes.toolkit.registers.hidden_view` of the program), no other instruction in the region names it, and no
 load still in flight there will write it. The loaded values live only inside the FMA block's
 loop, so for them the same test runs over that loop alone. A VALU write kills a value: the
 region runs under one EXEC mask, which is checked.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from . import FixRefused
-from ..model.liveness import busy_mask, liveness, vgpr_numbers
-from .dual_fmac_detect import FmaBlock, ignorable_reads, vgpr_number, where
-
-MAX_VGPRS = 256  # wave32 on gfx11 (RDNA3 ISA guide, 3.3 "VGPRs")
-
-
-def _vgprs(regs) -> set[int]:
-    out = set()
-    for r in regs:
-        n = vgpr_number(r)
-        if n is not None:
-            out.add(n)
-    return out
-
-
-class VgprLiveness:
-    """VGPR numbers live at block boundaries, from :mod:`isalint.model.liveness`."""
-
-    def __init__(self, lv):
-        self.lv = lv
-
-    def block_in(self, b: int) -> set[int]:
-        return set(vgpr_numbers(self.lv._block_in[b]))
-
-    def after(self, i: int) -> set[int]:
-        return set(vgpr_numbers(self.lv.live_out_mask(i)))
-
-
-def hidden_view(program, hide_all: set[int], hide_defs: dict[int, set[int]], hide_uses: dict[int, set[int]]):
-    """A copy of ``program`` whose instructions ``hide_all`` read and write nothing and whose
-    ``hide_defs``/``hide_uses`` registers are dropped: the liveness of what remains."""
-    from ..model.program import Program
-
-    instrs = []
-    for ins in program.instrs:
-        i = ins.index
-        if i in hide_all:
-            ins = replace(ins, defs=[r for r in ins.defs if vgpr_number(r) is None],
-                          uses=[r for r in ins.uses if vgpr_number(r) is None])
-        elif i in hide_defs or i in hide_uses:
-            hd, hu = hide_defs.get(i, set()), hide_uses.get(i, set())
-            ins = replace(ins, defs=[r for r in ins.defs if vgpr_number(r) not in hd],
-                          uses=[r for r in ins.uses if vgpr_number(r) not in hu])
-        instrs.append(ins)
-    view = Program(program.source, program.target, instrs, program.labels, program.label_lines,
-                   program.kernels, program.metadata_text)
-    view._cfg = program.cfg()
-    return view
-
-
-@dataclass
-class Edge:
-    src: int  # block id
-    dst: int  # block id
-    fallthrough: bool  # taken by falling off the end of src (else by its branch)
+from ...model.fma_block import FmaBlock, where
+from ...model.liveness import ignorable_reads
+from .. import FixRefused
+from ..toolkit.moves import Edge, entry_edges, exit_edges
+from ..toolkit.registers import LiveRegisters, busy_registers, hidden_view, in_flight, register_numbers
 
 
 @dataclass
@@ -83,7 +33,7 @@ class Region:
     entries: list[Edge]
     exits: list[Edge]
     busy: set[int]  # VGPRs the accumulators must not take (anywhere in the region)
-    live: VgprLiveness  # liveness of the original program
+    live: LiveRegisters  # VGPR liveness of the original program
     busy_values: set[int] = field(default_factory=set)  # VGPRs the loaded values must not take
     entry_values: dict[int, object] | None = None  # acc -> constant at every entry, when all equal
     notes: list[str] = field(default_factory=list)
@@ -91,19 +41,6 @@ class Region:
 
 def _writes_exec(ins) -> bool:
     return any(r.startswith("exec") for r in ins.defs)
-
-
-def _edges(cfg, program, blk) -> list[Edge]:
-    out = []
-    if blk.last == blk.first:
-        return [Edge(blk.id, s, True) for s in blk.succs]
-    term = program.instrs[blk.last - 1]
-    target = term.branch_target()
-    tblock = cfg.block_of[program.labels[target]] if target in program.labels else None
-    for s in blk.succs:
-        fall = not (s == tblock and (term.is_unconditional_branch() or s != blk.id + 1))
-        out.append(Edge(blk.id, s, fall))
-    return out
 
 
 def find_region(analysis, fb: FmaBlock) -> Region:
@@ -115,7 +52,7 @@ def find_region(analysis, fb: FmaBlock) -> Region:
         if _writes_exec(instrs[i]):
             raise FixRefused(f"{where(program, i)}: the loop writes EXEC; cannot prove the register moves safe")
 
-    real = VgprLiveness(liveness(program))
+    real = LiveRegisters(program, "v")
     ignorable: dict[int, set[int]] = {}
     for ins in instrs:
         ign = ignorable_reads(ins, real.after(ins.index))
@@ -130,7 +67,7 @@ def find_region(analysis, fb: FmaBlock) -> Region:
                 ins = instrs[i]
                 if _writes_exec(ins) or ins.opaque:
                     return False
-                touched = _vgprs(ins.defs) | (_vgprs(ins.uses) - ignorable.get(i, set()))
+                touched = register_numbers(ins.defs) | (register_numbers(ins.uses) - ignorable.get(i, set()))
                 if touched & accs:
                     return False
         return True
@@ -140,11 +77,10 @@ def find_region(analysis, fb: FmaBlock) -> Region:
         loop = loop.parent
     blocks = set(loop.blocks)
     header = loop.header
-    entries = [e for p in cfg.blocks[header].preds if p not in blocks
-               for e in _edges(cfg, program, cfg.blocks[p]) if e.dst == header]
+    entries = entry_edges(program, cfg, blocks, header)
     if not entries:
         raise FixRefused(f"{where(program, cfg.blocks[header].first)}: the loop is entered from nowhere")
-    exits = [e for b in sorted(blocks) for e in _edges(cfg, program, cfg.blocks[b]) if e.dst not in blocks]
+    exits = exit_edges(program, cfg, blocks)
     for b in blocks:
         if not cfg.blocks[b].succs or any(instrs[i].ends_program() for i in cfg.blocks[b].indices()):
             raise FixRefused(f"{where(program, cfg.blocks[b].first)}: the program can end inside the loop")
@@ -152,19 +88,15 @@ def find_region(analysis, fb: FmaBlock) -> Region:
     # Liveness with the FMA block, the loads' destinations and the ignorable reads set aside.
     hide_defs = {ld.index: set(ld.regs) for ld in fb.loads}
     view = hidden_view(program, fma_instrs, hide_defs, ignorable)
-    from ..model import counters as counters_mod
+    from ...model import counters as counters_mod
 
     ca = counters_mod.analyze(program)
     block_loads = {ld.index for ld in fb.loads}
 
     def occupied(at: list[int]) -> set[int]:
-        busy = set(vgpr_numbers(busy_mask(view, at, exclude_pending=False)))
+        busy = busy_registers(view, at, "v", exclude_pending=False)
         # Registers a load still in flight will write (other than the block's own loads).
-        for i in at:
-            for reg, _c, _cls, p in ca.state_before(i).entries():
-                n = vgpr_number(reg)
-                if n is not None and p.origin not in block_loads:
-                    busy.add(n)
+        busy |= in_flight(ca, at, "v", ignore=block_loads)
         return busy - accs
 
     region = Region(loop, blocks, entries, exits, occupied([i for b in blocks for i in cfg.blocks[b].indices()]),

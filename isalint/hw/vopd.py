@@ -44,9 +44,9 @@ import struct
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
-from .isa import lookup
-from .parse.nodes import SPECIAL_REGISTERS, Operand, Statement
-from .parse.operands import OperandError, classify_operand
+from ..isa import lookup
+from ..parse.nodes import SPECIAL_REGISTERS, Operand, Statement
+from ..parse.operands import OperandError, classify_operand
 
 __all__ = [
     "Src", "Half", "Violation", "Pairing", "PairAttempt", "half", "dual_name", "check_pair", "is_legal",
@@ -375,7 +375,7 @@ def half(obj, *operands) -> Half:
     elif isinstance(obj, str) and operands:
         written, ops = obj, [_operand(o) for o in operands]
     elif isinstance(obj, str):
-        from .parse.source import parse_statements
+        from ..parse.source import parse_statements
 
         stmts = parse_statements(obj.strip())
         if len(stmts) != 1:

@@ -82,7 +82,7 @@ API
 ---
 ``simulate(ops, loop=False, params=DEFAULT) -> Simulation``. ``ops`` is a
 sequence of: model ``Instr`` objects; assembler strings (one instruction or a
-``X :: Y`` pair); single halves as accepted by :func:`isalint.vopd.half`
+``X :: Y`` pair); single halves as accepted by :func:`isalint.hw.vopd.half`
 (``("v_fmac_f32_e32", "v1", "v2", "v3")``); pairs ``(x_spec, y_spec)``;
 or :class:`BankOp` (reads per port slot, writes). With ``loop=True`` the
 sequence is run twice and the second pass is reported: the steady state of a
@@ -103,7 +103,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .parse.nodes import Statement
+from ..parse.nodes import Statement
 from .vopd import Half, dual_name, half
 
 __all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
@@ -253,7 +253,7 @@ def _to_op(item) -> BankOp:
     if hasattr(item, "stmts") and hasattr(item, "klass"):
         return _op_from_instr(item)
     if isinstance(item, str):
-        from .parse.source import parse_statements
+        from ..parse.source import parse_statements
 
         stmts = parse_statements(item.strip())
         return BankOp.from_halves([half(s) for s in stmts], item.strip())

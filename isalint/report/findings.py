@@ -1,4 +1,4 @@
-"""Rendering of diagnostics for people (text) and programs (json, sarif, github)."""
+"""Findings (:class:`isalint.diagnostics.Diagnostic`) rendered as text, JSON, SARIF or GitHub annotations."""
 from __future__ import annotations
 
 import json

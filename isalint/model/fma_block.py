@@ -1,6 +1,8 @@
-"""Finding the FMA block of a loop: the outer products the ``--dual-fmac`` pass rewrites.
+"""The FMA block of a loop: the outer products a GEMM's inner loop accumulates.
 
-What is recognised, and why each condition is needed for the rewrite to be provable:
+DUAL002 asks whether a loop has one (then ``isalint fix --dual-fmac`` can rewrite it), and the
+pass rewrites it. What is recognised, and why each condition is needed for the rewrite to be
+provable:
 
 * the FMAs of the loop sit in one basic block (the whole loop body, or one block of a loop
   with branches), and no instruction of the loop is unknown to the model;
@@ -18,13 +20,18 @@ What is recognised, and why each condition is needed for the rewrite to be prova
   and a barrier the compiler hoisted there with no block load after it (it moves after the
   FMAs, with the waits just before it).
 
-Anything else raises :class:`~isalint.fixes.FixRefused` with the line and the reason.
+Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import FixRefused
+from .liveness import ignorable_reads, liveness, vgpr_number, vgpr_numbers
+
+
+class NotAnFmaBlock(Exception):
+    """The loop holds no FMA block the model recognises; the message gives the line and the reason."""
+
 
 FMA_MNEMONICS = {"v_fmac_f32", "v_fmac_f32_e32", "v_fmac_f32_e64", "v_dual_fmac_f32", "v_fma_f32", "v_fma_f32_e64"}
 LOAD_DWORDS = {"ds_load_b32": 1, "ds_load_b64": 2, "ds_load_b96": 3, "ds_load_b128": 4}
@@ -119,12 +126,6 @@ class FmaBlock:
         return {(ai, bi): ph.acc(ai, bi) for ai in range(len(ph.a_values)) for bi in range(len(ph.b_values))}
 
 
-def vgpr_number(reg: str) -> int | None:
-    if reg.startswith("v") and reg[1:].isdigit():
-        return int(reg[1:])
-    return None
-
-
 def where(program, index: int) -> str:
     return f"{program.path}:{program.instrs[index].lineno}"
 
@@ -162,48 +163,23 @@ def _plain_load(ins) -> Load | None:
     return Load(ins.index, list(range(dst.first, dst.first + dst.count)), addr.text, offset)
 
 
-_WIDE_MAD = {"v_mad_u64_u32", "v_mad_i64_i32"}
-
-
-def ignorable_reads(ins, live_after: set[int]) -> set[int]:
-    """VGPRs an instruction reads without any live result depending on them.
-
-    ``v_mad_u64_u32 v[d:d+1], null, a, b, v[c:c+1]`` whose high result dword is dead: the low
-    dword of a 64-bit sum depends only on the low dwords of its addends, so ``v(c+1)`` is not
-    really read (clang emits this for 32-bit index arithmetic, with an unrelated register as
-    the high addend).
-    """
-    if ins.is_vopd or ins.opcode not in _WIDE_MAD:
-        return set()
-    ops = ins.stmts[0].operands
-    if len(ops) != 5 or ins.stmts[0].modifiers:
-        return set()
-    dst, sdst, _, _, addend = ops
-    if dst.kind != "vgpr" or dst.count != 2 or addend.kind != "vgpr" or addend.count != 2:
-        return set()
-    if not (sdst.kind == "special" and sdst.file == "null"):
-        return set()
-    if dst.first + 1 in live_after:
-        return set()
-    return {addend.first + 1}
-
-
 def select_loop(analysis, label: str | None):
     cfg = analysis.cfg
     if label:
         loop = cfg.find_loop(label)
         if loop is None:
             names = ", ".join(cfg.blocks[lp.header].label or f"block {lp.header}" for lp in cfg.loops) or "none"
-            raise FixRefused(f"no loop headed by label {label} (loops: {names})")
+            raise NotAnFmaBlock(f"no loop headed by label {label} (loops: {names})")
         return loop
     loop = cfg.hottest_loop()
     if loop is None:
-        raise FixRefused(f"{analysis.program.path}: the kernel has no loop to rewrite")
+        raise NotAnFmaBlock(f"{analysis.program.path}: the kernel has no loop to rewrite")
     return loop
 
 
 def find_block(analysis, label: str | None = None) -> FmaBlock:
-    """The FMA block of the chosen loop, or FixRefused saying what does not fit."""
+    """The FMA block of the chosen loop (the hottest when ``label`` is None); NotAnFmaBlock saying what
+    does not fit."""
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
     loop = select_loop(analysis, label)
@@ -211,7 +187,7 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     for b in sorted(loop.blocks):
         for i in cfg.blocks[b].indices():
             if instrs[i].opaque:
-                raise FixRefused(f"{where(program, i)}: {instrs[i].problem}; cannot prove the rewrite safe")
+                raise NotAnFmaBlock(f"{where(program, i)}: {instrs[i].problem}; cannot prove the rewrite safe")
 
     # The FMAs: all in one basic block of the loop.
     found_in: dict[int, list[tuple[int, list]]] = {}
@@ -222,14 +198,14 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             if any(found):
                 found_in.setdefault(b, []).append((i, found))
     if not found_in:
-        raise FixRefused(f"{where(program, cfg.blocks[loop.header].first)}: loop {name} has no fp32 FMA to rewrite")
+        raise NotAnFmaBlock(f"{where(program, cfg.blocks[loop.header].first)}: loop {name} has no fp32 FMA to rewrite")
     block = max(found_in, key=lambda b: sum(len([f for f in fs if f]) for _, fs in found_in[b]))
     body = list(cfg.blocks[block].indices())
     whole_loop = loop.blocks == {block}
     if whole_loop:
         term = instrs[body[-1]]
         if term.branch_target() is None or program.labels.get(term.branch_target()) != body[0]:
-            raise FixRefused(f"{where(program, body[-1])}: loop {name} does not end with its back edge")
+            raise NotAnFmaBlock(f"{where(program, body[-1])}: loop {name} does not end with its back edge")
     fmas: list[Fma] = []
     mixed: list[int] = []
     for i, found in found_in[block]:
@@ -260,8 +236,6 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
                 last_def[r] = i
 
     # Accumulators: read and written in the loop only by their FMAs.
-    from ..model.liveness import liveness, vgpr_numbers
-
     live = liveness(program)
     acc_set = {f.acc for f in fmas}
     for b in sorted(loop.blocks):
@@ -275,23 +249,23 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             if i not in fma_instr:
                 r = min(touched)
                 why = " (spilled to scratch)" if ins.klass.startswith("scratch") else ""
-                raise FixRefused(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'{why}")
+                raise NotAnFmaBlock(f"{where(program, i)}: accumulator v{r} is also used by '{ins.text()}'{why}")
             for k in range(len(ins.stmts)):
                 f = _fma_of(ins, k)
                 if f and set(f.srcs) & acc_set:
                     r = min(set(f.srcs) & acc_set)
-                    raise FixRefused(f"{where(program, i)}: accumulator v{r} is also an FMA source")
+                    raise NotAnFmaBlock(f"{where(program, i)}: accumulator v{r} is also an FMA source")
     chain: dict[int, list[Fma]] = {}
     for f in fmas:
         chain.setdefault(f.acc, []).append(f)
     counts = {len(c) for c in chain.values()}
     if len(counts) != 1:
-        raise FixRefused(f"{where(program, body[first])}: the accumulators are updated {min(counts)} to "
+        raise NotAnFmaBlock(f"{where(program, body[first])}: the accumulators are updated {min(counts)} to "
                          f"{max(counts)} times per iteration of {name}; not a sequence of outer products")
     n_phases = counts.pop()
     phase_of = {(f.index, f.stmt): n for c in chain.values() for n, f in enumerate(c)}
     if mixed:
-        raise FixRefused(f"{where(program, mixed[0])}: a VOPD pair mixes an FMA with another operation; "
+        raise NotAnFmaBlock(f"{where(program, mixed[0])}: a VOPD pair mixes an FMA with another operation; "
                          "not supported")
 
     # Sources: defined in this block by a plain LDS load, read only by FMAs of one phase.
@@ -300,12 +274,12 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
         for r in f.srcs:
             d = def_of_use.get((f.index, r))
             if d is None:
-                raise FixRefused(f"{where(program, f.index)}: FMA source v{r} is not loaded in the same iteration "
+                raise NotAnFmaBlock(f"{where(program, f.index)}: FMA source v{r} is not loaded in the same iteration "
                                  "(a software-pipelined or loop-invariant operand); not supported")
             if d not in loads:
                 ld = _plain_load(instrs[d])
                 if ld is None:
-                    raise FixRefused(f"{where(program, f.index)}: FMA source v{r} comes from "
+                    raise NotAnFmaBlock(f"{where(program, f.index)}: FMA source v{r} comes from "
                                      f"'{instrs[d].text()}', not a plain ds_load_b32/b64/b96/b128")
                 loads[d] = ld
     load_phase: dict[int, int] = {}
@@ -314,12 +288,12 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             d = def_of_use[(f.index, r)]
             ph = phase_of[(f.index, f.stmt)]
             if load_phase.setdefault(d, ph) != ph:
-                raise FixRefused(f"{where(program, d)}: a value loaded at this line feeds FMAs of two different "
+                raise NotAnFmaBlock(f"{where(program, d)}: a value loaded at this line feeds FMAs of two different "
                                  "outer products; not supported")
     for d, ld in loads.items():
         for reader in readers.get(d, []):
             if reader not in fma_instr:
-                raise FixRefused(f"{where(program, reader)}: '{instrs[reader].text()}' reads a value loaded "
+                raise NotAnFmaBlock(f"{where(program, reader)}: '{instrs[reader].text()}' reads a value loaded "
                                  f"for the FMAs at line {instrs[d].lineno}")
     order = sorted(loads, key=body.index)
     load_list = [loads[d] for d in order]
@@ -336,13 +310,13 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     for f in fmas:
         v0, v1 = value_of(f, f.srcs[0]), value_of(f, f.srcs[1])
         if v0.key == v1.key:
-            raise FixRefused(f"{where(program, f.index)}: FMA squares one loaded value; not an outer product")
+            raise NotAnFmaBlock(f"{where(program, f.index)}: FMA squares one loaded value; not an outer product")
         used.update((v0.key, v1.key))
         per_phase[phase_of[(f.index, f.stmt)]].append((v0, v1, f))
     for ld in load_list:
         for k in range(len(ld.regs)):
             if (ld.order, k) not in used:
-                raise FixRefused(f"{where(program, ld.index)}: v{ld.regs[k]} is loaded but no FMA reads it")
+                raise NotAnFmaBlock(f"{where(program, ld.index)}: v{ld.regs[k]} is loaded but no FMA reads it")
 
     phases: list[Phase] = []
     rows0: set[frozenset] | None = None
@@ -358,7 +332,7 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             if _rows(pairs, set(side0)) != rows0:
                 side0, side1 = side1, side0
             if _rows(pairs, set(side0)) != rows0:
-                raise FixRefused(f"{where(program, pairs[0][2].index)}: outer product {n + 1} of {n_phases} does "
+                raise NotAnFmaBlock(f"{where(program, pairs[0][2].index)}: outer product {n + 1} of {n_phases} does "
                                  "not update the accumulators in the same rows and columns as the first")
         a_keys = set(side0)
         values = {v.key: v for v0, v1, _ in pairs for v in (v0, v1)}
@@ -366,10 +340,10 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
         for v0, v1, f in pairs:
             a, b = (v0, v1) if v0.key in a_keys else (v1, v0)
             if (a.key, b.key) in cells:
-                raise FixRefused(f"{where(program, f.index)}: v{a.reg} * v{b.reg} is accumulated twice")
+                raise NotAnFmaBlock(f"{where(program, f.index)}: v{a.reg} * v{b.reg} is accumulated twice")
             cells[(a.key, b.key)] = f.acc
         if len(cells) != len(side0) * len(side1) or len(cells) != len(chain):
-            raise FixRefused(f"{where(program, pairs[0][2].index)}: {len(cells)} FMAs over {len(side0)} x "
+            raise NotAnFmaBlock(f"{where(program, pairs[0][2].index)}: {len(cells)} FMAs over {len(side0)} x "
                              f"{len(side1)} values: not a complete outer product")
         phase = Phase(n, [values[k] for k in sorted(side0)], [values[k] for k in sorted(side1)], cells)
         if phases:
@@ -377,14 +351,14 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
         _check_pairs(program, phase, load_list)
         if phases and (len(phase.a_values), len(phase.b_values)) != (len(phases[0].a_values),
                                                                       len(phases[0].b_values)):
-            raise FixRefused(f"{where(program, pairs[0][2].index)}: the outer products differ in shape")
+            raise NotAnFmaBlock(f"{where(program, pairs[0][2].index)}: the outer products differ in shape")
         phases.append(phase)
         for ld in load_list:
             if load_phase[ld.index] == n:
                 ld.side = "A" if (ld.order, 0) in a_keys else "B"
                 phase.loads.append(ld.order)
                 if any(((ld.order, k) in a_keys) != (ld.side == "A") for k in range(len(ld.regs))):
-                    raise FixRefused(f"{where(program, ld.index)}: one load feeds both FMA operands; "
+                    raise NotAnFmaBlock(f"{where(program, ld.index)}: one load feeds both FMA operands; "
                                      "not supported")
 
     # What sits between the FMAs.
@@ -410,12 +384,12 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
             moved.append(i)
             continue
         if ins.klass not in MOVABLE:
-            raise FixRefused(f"{where(program, i)}: '{ins.text()}' sits inside the FMA block and cannot be moved")
+            raise NotAnFmaBlock(f"{where(program, i)}: '{ins.text()}' sits inside the FMA block and cannot be moved")
         regs = {vgpr_number(r) for r in list(ins.defs) + list(ins.uses)} - {None}
         if regs & (acc_set | value_regs):
-            raise FixRefused(f"{where(program, i)}: '{ins.text()}' inside the FMA block touches its registers")
+            raise NotAnFmaBlock(f"{where(program, i)}: '{ins.text()}' inside the FMA block touches its registers")
         if {vgpr_number(r) for r in ins.defs} & addr_regs:
-            raise FixRefused(f"{where(program, i)}: '{ins.text()}' inside the FMA block changes an LDS address")
+            raise NotAnFmaBlock(f"{where(program, i)}: '{ins.text()}' inside the FMA block changes an LDS address")
         if ins.klass in DROPPED_IN_BLOCK or ins.klass == "waitcnt":
             dropped.append(i)  # hints go; waits are re-derived (the lgkm part from the loads, the rest kept)
         else:
@@ -443,10 +417,10 @@ def _split(program, at: int, pairs) -> tuple[list, list]:
                 colour[y] = 1 - colour[x]
                 stack.append(y)
             elif colour[y] == colour[x]:
-                raise FixRefused(f"{where(program, at)}: the FMA sources do not split into a column "
+                raise NotAnFmaBlock(f"{where(program, at)}: the FMA sources do not split into a column "
                                  "and a row (not an outer product)")
     if len(colour) != len(adj):
-        raise FixRefused(f"{where(program, at)}: the FMAs form several independent products; not supported")
+        raise NotAnFmaBlock(f"{where(program, at)}: the FMAs form several independent products; not supported")
     return (sorted(k for k, c in colour.items() if c == 0), sorted(k for k, c in colour.items() if c == 1))
 
 
@@ -470,7 +444,7 @@ def _align(program, phase: Phase, first: Phase) -> None:
         phase.a_values = sorted(phase.a_values, key=lambda v: index_a[rows[v.key]])
         phase.b_values = sorted(phase.b_values, key=lambda v: index_b[cols[v.key]])
     except KeyError:
-        raise FixRefused(f"{program.path}: outer product {phase.index + 1} does not update the accumulators in "
+        raise NotAnFmaBlock(f"{program.path}: outer product {phase.index + 1} does not update the accumulators in "
                          "the same rows and columns as the first") from None
 
 
@@ -481,11 +455,11 @@ def _check_pairs(program, phase: Phase, loads: list[Load]) -> None:
             x, y = values[m], values[m + 1]
             if x.load != y.load or x.dword % 2 or y.dword != x.dword + 1:
                 ld = loads[x.load]
-                raise FixRefused(f"{where(program, ld.index)}: the values of outer product {phase.index + 1} do "
+                raise NotAnFmaBlock(f"{where(program, ld.index)}: the values of outer product {phase.index + 1} do "
                                  "not come in 64-bit pairs in the order of the first product; not supported")
         if len(values) % 2:
             ld = loads[values[-1].load]
-            raise FixRefused(f"{where(program, ld.index)}: an odd number of loaded values ({len(values)}) on one "
+            raise NotAnFmaBlock(f"{where(program, ld.index)}: an odd number of loaded values ({len(values)}) on one "
                              "side of an outer product; the FMAs cannot all pair")
 
 

@@ -1,0 +1,106 @@
+"""The common tail of ``isalint fix``: run the chosen passes in order, validate the result, write it.
+
+:func:`run_passes` gives each pass the previous one's output re-parsed and stops at the first refusal;
+:func:`validate` proves the result equal to the input (assembling both and comparing the machine code
+when only metadata changed, else running both in the emulator, :mod:`isalint.validate.equivalence`);
+:func:`write_atomic` writes through a temporary file in the target's directory and a rename, so the
+target is either untouched or complete.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from .. import PASSES, FixRefused
+
+
+@dataclass
+class Outcome:
+    original: str  # the input file's text
+    text: str  # the last pass's output (the input when a pass refused)
+    summaries: list[str] = field(default_factory=list)  # one per pass that ran
+    refused: tuple[str, str] | None = None  # (pass name, reason) of the pass that refused
+    only_metadata: bool = False  # every pass that ran may change metadata only
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def run_passes(analysis, names: list[str], options: dict) -> Outcome:
+    """Run the passes ``names`` (keys of :data:`isalint.fixes.PASSES`) in order on ``analysis``."""
+    from ...analysis import Analysis
+    from ...parse.source import parse_text
+
+    path = analysis.program.path
+    original = analysis.program.source.render()
+    out = Outcome(original, original)
+    modules = [importlib.import_module(PASSES[name]) for name in names]
+    out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
+    for n, (name, module) in enumerate(zip(names, modules)):
+        try:
+            result = module.apply(analysis, options)
+        except FixRefused as exc:
+            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata)
+        out.text = result.text
+        out.summaries.append(result.summary)
+        if n < len(names) - 1:
+            analysis = Analysis.from_source(parse_text(out.text, path))
+    return out
+
+
+def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False) -> str | None:
+    """None when the candidate is proven equal to the original, else the reason it is not.
+
+    A rewrite that only changes metadata must leave the machine code byte-identical: both files are
+    assembled and their ``.text`` sections compared. Other rewrites are run against the original in
+    the emulator.
+    """
+    if code_unchanged:
+        return _same_code(path, original, candidate)
+    try:
+        from ...validate import equivalence
+    except ImportError:
+        return "the validator is not available in this installation"
+    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n)
+
+
+def _same_code(path: str, original: str, candidate: str) -> str | None:
+    from ...validate.elf import section_bytes
+    from ...validate.toolchain import ToolchainError, find_toolchain
+
+    try:
+        tc = find_toolchain(need_linker=False)
+    except ToolchainError as exc:
+        return f"cannot assemble to check the result: {exc}"
+    with tempfile.TemporaryDirectory() as tmp:
+        texts = []
+        for name, source in (("original", original), ("candidate", candidate)):
+            obj = os.path.join(tmp, f"{name}.o")
+            result = tc.assemble(source, obj, source_name=path)
+            if not result.ok:
+                first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
+                return f"the {name} does not assemble: {first}"
+            with open(obj, "rb") as fh:
+                texts.append(section_bytes(fh.read(), ".text"))
+    if texts[0] is None or texts[0] != texts[1]:
+        return "the machine code changed, but this pass may only change metadata"
+    return None
+
+
+def write_atomic(target: str, text: str) -> None:
+    """Write ``text`` (surrogate escapes back to their bytes) to ``target`` through a temporary file in
+    the same directory and a rename."""
+    data = text.encode("utf-8", "surrogateescape")
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".isalint-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,82 @@
+"""LDS accesses: the shape of a DS load or store and the per-lane byte addresses it touches.
+
+:func:`lds_access` evaluates the address register of a ``ds_load*``/``ds_store*`` with the lane
+evaluator and adds the instruction's offsets; LDS001 hands the result to the bank arithmetic of
+:mod:`isalint.hw.lds_banks`, with the banks :func:`lds_banks` says the kernel's waves see.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...hw.lds_banks import bank_count
+from .semantics import base_mnemonic
+from .values import MASK, Value, unknown
+
+_DS = re.compile(r"^ds_(load|store|read|write)(_2addr)?(_stride64)?_([bui])(8|16|32|64|96|128)(_d16(_hi)?)?$")
+
+
+@dataclass
+class LdsAccess:
+    """The per-lane byte addresses of one DS instruction.
+
+    ``addresses`` holds one tuple of per-lane byte addresses per address the instruction issues (two for
+    the ``2addr`` forms), each already including its offset; ``width`` is the
+    bytes per lane per address.
+    """
+
+    index: int
+    mnemonic: str
+    kind: str  # load | store
+    width: int
+    addresses: list[tuple[int, ...]]
+    terms: tuple[tuple[str, int], ...]
+    reg: str
+    offsets: tuple[int, ...]
+
+
+def ds_shape(mnemonic: str) -> tuple[str, int, int, bool] | None:
+    """(load|store, bytes per address, number of addresses, stride64) of a DS
+    load/store mnemonic, or None for other DS instructions."""
+    m = _DS.match(base_mnemonic(mnemonic))
+    if not m:
+        return None
+    kind = "load" if m.group(1) in ("load", "read") else "store"
+    return kind, int(m.group(5)) // 8, 2 if m.group(2) else 1, bool(m.group(3))
+
+
+def lds_access(evaluator, ins) -> LdsAccess | Value | None:
+    """The per-lane addresses of a ds_load*/ds_store*, or the unknown
+    :class:`Value` explaining why they cannot be evaluated, or None when
+    ``ins`` is not such an instruction."""
+    if ins.opaque or ins.is_vopd:
+        return None
+    shape = ds_shape(ins.opcode)
+    if shape is None:
+        return None
+    kind, width, naddr, stride64 = shape
+    addr_slot = next((s for s in ins.slots[0] if s.name == "addr"), None)
+    if addr_slot is None or not addr_slot.regs:
+        return None
+    reg = addr_slot.regs[0]
+    v = evaluator.value(reg, ins.index)
+    if not v.known:
+        return v
+    if evaluator.varying(v):
+        return unknown(f"{reg} changes per lane from one loop iteration to the next")
+    stmt = ins.stmts[0]
+    if naddr == 1:
+        mod = stmt.modifier("offset")
+        offs = ((mod.int_value() or 0) if mod else 0,)
+    else:
+        unit = width * (64 if stride64 else 1)
+        offs = tuple(((stmt.modifier(n).int_value() or 0) if stmt.modifier(n) else 0) * unit
+                     for n in ("offset0", "offset1"))
+    addrs = [tuple([(x + o) & MASK for x in v.lanes]) for o in offs]
+    return LdsAccess(ins.index, ins.opcode, kind, width, addrs, v.terms, reg, offs)
+
+
+def lds_banks(kernel) -> int:
+    """The LDS banks the kernel's waves see (:func:`isalint.hw.lds_banks.bank_count`); WGP mode when
+    the kernel is unknown."""
+    return bank_count(True if kernel is None else kernel.wgp_mode)

@@ -1,0 +1,271 @@
+"""A kernel's resources: the registers and LDS its code uses, and the counts its file declares.
+
+* :func:`kernel_resources` — the highest VGPR and SGPR the code names (explicit operands and the
+  registers the model knows an instruction reads or writes), whether it uses VCC, the LDS bytes its
+  DS instructions certainly reach, its lane-mask operands, and why the count may be incomplete (an
+  instruction isalint cannot decode, M0-relative register addressing, a call).
+* :func:`descriptor_field`, :func:`metadata_fields`, :func:`comment_fields` — where the file declares
+  its counts (the ``.amdhsa_*`` descriptor, the ``.amdgpu_metadata`` YAML, the compiler's ``; NumVgprs:``
+  comments), as :class:`Field`: the value and the line and columns that hold it, so that a rewrite can
+  change the digits and nothing else.
+* :func:`occupancy` — the kernel's waves per SIMD (:mod:`isalint.hw.occupancy`) from its descriptor and
+  metadata; :func:`compiler_is_legacy` — whether the file's compiler used LLVM's old gfx11 VGPR model.
+
+META001 compares the two sides, OCC001 reports the occupancy, and ``fix --metadata`` rewrites the
+declared counts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..hw.occupancy import Occupancy, occupancy_for
+from ..hw.registers import SYSTEM_SGPR_FIELDS, VCC_SGPRS
+from .lanes.lds import ds_shape
+
+_COMMENT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
+                      r"NumSGPRsForWavesPerEU|VGPRBlocks|SGPRBlocks):\s*(\d+)")
+_YAML_KEY = re.compile(r"^(\s*)(?:-\s+)?(\.[\w.]+):\s*(.*?)\s*$")
+_INDIRECT = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
+_CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
+
+
+@dataclass
+class Field:
+    """One declared number and the line (and column span) that holds it."""
+
+    value: int
+    line: object
+    start: int  # 0-based offset of the number in line.text
+    end: int
+
+
+@dataclass
+class KernelResources:
+    kernel: object
+    max_vgpr: int = -1
+    vgpr_at: object = None  # first instruction that uses max_vgpr
+    max_sgpr: int = -1
+    sgpr_at: object = None
+    uses_vcc: bool = False
+    lds_min: int = 0  # bytes certainly addressed
+    lds_at: object = None
+    lane_masks: list = field(default_factory=list)  # (instr, operand text, width) of lane-mask operands
+    unknown: list[str] = field(default_factory=list)  # why the usage may be incomplete
+
+    @property
+    def vgprs(self) -> int:
+        return max(1, self.max_vgpr + 1)
+
+    @property
+    def sgprs_used(self) -> int:
+        return self.max_sgpr + 1
+
+    @property
+    def sgpr_floor(self) -> int:
+        """SGPRs the hardware initialises (user + system): LLVM never declares fewer."""
+        d = self.kernel.descriptor
+        return d.get(".amdhsa_user_sgpr_count", 0) + sum(1 for k in SYSTEM_SGPR_FIELDS if d.get(k, 0))
+
+    @property
+    def sgprs(self) -> int:
+        return max(self.sgprs_used, self.sgpr_floor)
+
+    @property
+    def extra_sgprs(self) -> int:
+        return VCC_SGPRS if self.uses_vcc else 0
+
+
+def _ds_extent(ins) -> int:
+    """Bytes from LDS address 0 a DS load/store certainly touches (offset + width)."""
+    shape = ds_shape(ins.opcode)
+    if shape is None:
+        return 0
+    _kind, width, naddr, stride64 = shape
+    stmt = ins.stmts[0]
+    if naddr == 1:
+        mod = stmt.modifier("offset")
+        return ((mod.int_value() or 0) if mod else 0) + width
+    unit = width * (64 if stride64 else 1)
+    offs = [((stmt.modifier(n).int_value() or 0) if stmt.modifier(n) else 0) * unit for n in ("offset0", "offset1")]
+    return max(offs) + width
+
+
+_REG_NUM: dict[str, tuple[str, int] | None] = {}  # register name -> ("v" | "s" | "vcc", number)
+
+
+def _reg_num(r: str) -> tuple[str, int] | None:
+    got = _REG_NUM.get(r, False)
+    if got is False:
+        if r.startswith("vcc"):
+            got = ("vcc", 0)
+        elif r[:1] in ("v", "s") and r[1:].isdigit():
+            got = (r[0], int(r[1:]))
+        else:
+            got = None
+        if len(_REG_NUM) < 4096:
+            _REG_NUM[r] = got
+    return got
+
+
+_LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"})
+
+
+def kernel_resources(program, kernel) -> KernelResources:
+    res = KernelResources(kernel)
+    for ins in program.instrs[kernel.first:kernel.last]:
+        if ins.opaque:
+            res.unknown.append(f"line {ins.lineno} cannot be decoded")
+        if ins.opcode.startswith(_INDIRECT):
+            res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
+        if ins.opcode in _CALLS:
+            res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
+        # the highest VGPR and SGPR the instruction names: its model registers and every operand as written
+        top = {"v": -1, "s": -1, "vcc": -1}
+        for regs in (ins.uses, ins.defs):
+            for r in regs:
+                got = _reg_num(r)
+                if got is not None and got[1] > top[got[0]]:
+                    top[got[0]] = got[1]
+        for stmt in ins.stmts:
+            for op in stmt.operands:
+                kind = op.kind
+                if kind == "vgpr" or kind == "sgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top[op.file]:
+                        top[op.file] = op.first + op.count - 1
+                elif kind == "special":
+                    for r in op.registers():
+                        if r.startswith("vcc"):
+                            top["vcc"] = 0
+                    if op.file in _LANE_MASKS:
+                        res.lane_masks.append((ins, op.text, op.file))
+        if top["vcc"] >= 0:
+            res.uses_vcc = True
+        if top["v"] > res.max_vgpr:
+            res.max_vgpr, res.vgpr_at = top["v"], ins
+        if top["s"] > res.max_sgpr:
+            res.max_sgpr, res.sgpr_at = top["s"], ins
+        if ins.klass == "lds":
+            ext = _ds_extent(ins)
+            if ext > res.lds_min:
+                res.lds_min, res.lds_at = ext, ins
+    return res
+
+
+def _kernel_of_line(program, number: int):
+    best = None
+    for k in program.kernels:
+        start = k.symbol_line.number if k.symbol_line is not None else 0
+        if start <= number and (best is None or start >= (best.symbol_line.number if best.symbol_line else 0)):
+            best = k
+    return best
+
+
+def comment_fields(program) -> dict[str, dict[str, Field]]:
+    """kernel name -> {"NumVgprs": Field, ...} from the compiler's `; Kernel info` comments."""
+    out: dict[str, dict[str, Field]] = {}
+    for line in program.source.lines:
+        if not line.comment or ":" not in line.comment:
+            continue
+        m = _COMMENT.search(line.text)
+        if not m:
+            continue
+        k = _kernel_of_line(program, line.number)
+        if k is None:
+            continue
+        out.setdefault(k.name, {}).setdefault(m.group(1), Field(int(m.group(2)), line, m.start(2), m.end(2)))
+    return out
+
+
+def metadata_fields(program) -> dict[str, dict[str, Field]]:
+    """kernel name -> {".vgpr_count": Field, ...}: the kernel entries' top-level integer keys."""
+    out: dict[str, dict[str, Field]] = {}
+    entries: list[dict[str, Field]] = []
+    names: list[str | None] = []
+    in_kernels = False
+    item_indent = None
+    key_indent = None
+    for line in program.source.lines:
+        if line.kind != "metadata":
+            continue
+        text = line.text
+        if re.match(r"^amdhsa\.kernels:", text):
+            in_kernels = True
+            continue
+        if re.match(r"^\S", text):
+            in_kernels = False
+            continue
+        if not in_kernels:
+            continue
+        dash = re.match(r"^(\s*)-\s+", text)
+        if dash and (item_indent is None or len(dash.group(1)) == item_indent):
+            item_indent = len(dash.group(1))
+            key_indent = len(dash.group(0))
+            entries.append({})
+            names.append(None)
+        if not entries:
+            continue
+        m = _YAML_KEY.match(text)
+        if not m:
+            continue
+        col = text.index(m.group(2))
+        if col != key_indent:
+            continue
+        key, value = m.group(2), m.group(3)
+        if key == ".name":
+            names[-1] = value.strip("'\"")
+        vm = re.fullmatch(r"(\d+)", value)
+        if vm:
+            start = text.rindex(value)
+            entries[-1][key] = Field(int(value), line, start, start + len(value))
+    for name, entry in zip(names, entries):
+        if name is not None:
+            out[name] = entry
+    # a document not in the compiler's block style: take the parsed values, without a position
+    anchor = next((ln for ln in program.source.lines if ln.kind == "directive" and ln.directive == ".amdgpu_metadata"),
+                  None)
+    for k in program.kernels:
+        if not isinstance(k.metadata, dict) or anchor is None:
+            continue
+        entry = out.setdefault(k.name, {})
+        for key, value in k.metadata.items():
+            if key not in entry and isinstance(value, int) and not isinstance(value, bool):
+                entry[key] = Field(value, anchor, 0, 0)
+    return out
+
+
+def descriptor_field(kernel, key: str) -> Field | None:
+    line = kernel.descriptor_lines.get(key)
+    if line is None:
+        return None
+    m = re.search(re.escape(key) + r"\s+(\d+)", line.text)
+    if not m:
+        return None
+    return Field(int(m.group(1)), line, m.start(1), m.end(1))
+
+
+_CLANG = re.compile(r"clang version (\d+)")
+
+
+def compiler_is_legacy(program) -> bool:
+    """True when the file's .ident names a clang older than 16 (no gfx1100 1.5x VGPR model)."""
+    for line in program.source.lines:
+        if line.kind == "directive" and line.directive == ".ident":
+            m = _CLANG.search(line.args)
+            if m:
+                return int(m.group(1)) < 16
+    return False
+
+
+def occupancy(kernel, vgprs: int | None = None, legacy: bool = False) -> Occupancy | None:
+    """The kernel's occupancy from its descriptor and metadata (None without a descriptor)."""
+    d = kernel.descriptor
+    if ".amdhsa_next_free_vgpr" not in d and vgprs is None:
+        return None
+    n = d.get(".amdhsa_next_free_vgpr", 0) if vgprs is None else vgprs
+    meta = kernel.metadata or {}
+    group = meta.get(".max_flat_workgroup_size")
+    if not isinstance(group, int) or group <= 0:
+        group = 1024  # the compiler's default flat workgroup size range is 1..1024
+    lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0
+    return occupancy_for(n, lds, group, kernel.wave_size, kernel.wgp_mode, legacy)

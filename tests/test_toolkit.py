@@ -1,0 +1,205 @@
+"""isalint.fixes.toolkit: the pieces every rewrite pass shares, on the real kernels.
+
+The register tests prove what the toolkit says free with the emulator: writing garbage into every
+register it offers, at the top of a loop, leaves the kernel's result unchanged, and writing into a
+register it withholds does not.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import KERNEL5, KERNELS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isalint.analysis import Analysis
+from isalint.checker import check_analysis
+from isalint.fixes import FixRefused
+from isalint.fixes.toolkit import (Edits, Labels, LiveRegisters, free_registers, move_lines, raise_counts,
+                                   refresh_counts, sequential_moves, sgpr_budget, special_free)
+from isalint.hw.registers import SGPRS, sgpr_blocks
+from isalint.parse.source import parse_text
+
+needs_kernel5 = pytest.mark.skipif(not KERNEL5.is_file(), reason="../shared/corpus/kernel5.s is not present")
+
+
+def _analysis(path) -> Analysis:
+    return Analysis.from_path(str(path))
+
+
+def _equal(path, original: str, candidate: str) -> str | None:
+    """None when the emulator finds the candidate equal to the original (GEMM N=128)."""
+    from isalint.validate.equivalence import check_rewrite
+
+    verdict = check_rewrite(str(path), original, candidate, gemm_n=128)
+    if verdict is not None and verdict.startswith("cannot validate"):
+        pytest.skip(verdict)
+    return verdict
+
+
+def _clobber_at_loop_top(analysis, label: str, lines: list[str]) -> str:
+    loop = analysis.cfg.find_loop(label)
+    edits = Edits(analysis.program)
+    edits.insert_before(analysis.cfg.blocks[loop.header].first, ["\t" + t for t in lines])
+    return edits.render()
+
+
+# --------------------------------------------------------------------------------------------
+# Free SGPRs, proven in the emulator
+
+
+@needs_kernel5
+def test_kernel5_inner_loop_free_sgprs_are_really_free():
+    a = _analysis(KERNEL5)
+    loop = a.cfg.find_loop(".LBB0_9")
+    at = a.loop_indices(loop)
+    free = free_registers(a.program, at, "s")
+    # s14 counts the loop's iterations; s0-s13 hold kernel arguments read after the loop.
+    assert free == [15]
+    assert {5, 14} <= LiveRegisters(a.program, "s").block_in(loop.header)
+    assert special_free(a.program, at, "vcc_lo")
+    original = a.program.source.render()
+    clobbered = _clobber_at_loop_top(a, ".LBB0_9", ["s_mov_b32 s15, 0x7fffffff", "s_mov_b32 vcc_lo, 0x7fffffff"])
+    assert _equal(KERNEL5, original, clobbered) is None
+    for live in ("s14", "s5"):
+        wrong = _clobber_at_loop_top(a, ".LBB0_9", [f"s_mov_b32 {live}, 0x7fffffff"])
+        assert _equal(KERNEL5, original, wrong) is not None, live
+
+
+def test_naive_loop_free_sgprs_and_pairs_are_really_free():
+    path = KERNELS / "gemm_naive.s"
+    a = _analysis(path)
+    at = a.loop_indices(a.hot_loop)
+    singles = free_registers(a.program, at, "s")
+    pairs = free_registers(a.program, at, "s", count=2)
+    assert singles == [3, 7, 8, 9, 12, 13, 14, 15]
+    # a pair starts at an even SGPR and both halves are free: s[8:9], s[12:13], s[14:15], not s[7:8]
+    assert pairs == [8, 12, 14]
+    assert free_registers(a.program, at, "s", count=4) == [12]
+    label = a.cfg.blocks[a.hot_loop.header].label
+    original = a.program.source.render()
+    lines = [f"s_mov_b32 s{r}, 0x7fffffff" for r in singles] + ["s_mov_b64 s[8:9], -1"]
+    assert _equal(path, original, _clobber_at_loop_top(a, label, lines)) is None
+
+
+def test_free_sgprs_stop_at_the_declared_count_unless_told():
+    a = _analysis(KERNELS / "gmem_sgpr_base.s")
+    at = a.loop_indices(a.hot_loop)
+    assert free_registers(a.program, at, "s") == [32]  # below .amdhsa_next_free_sgpr 44
+    wide = free_registers(a.program, at, "s", limit=SGPRS)
+    assert wide[0] == 32 and set(range(44, SGPRS)) <= set(wide)
+    assert free_registers(a.program, at, "s", count=2, limit=SGPRS)[0] == 44
+
+
+@needs_kernel5
+def test_raising_the_sgpr_count_for_a_new_register():
+    """A pass that takes s[16:17] in kernel5's loops refreshes the counts: META001 is then clean and the
+    kernel computes the same."""
+    a = _analysis(KERNEL5)
+    outer = a.cfg.find_loop(".LBB0_6")
+    assert free_registers(a.program, a.loop_indices(outer), "s", count=2, limit=SGPRS)[0] == 16
+    text = _clobber_at_loop_top(a, ".LBB0_6", ["s_mov_b64 s[16:17], -1"])
+    refreshed = refresh_counts(text, str(KERNEL5), vgprs=1, sgprs=18)
+    assert "\t\t.amdhsa_next_free_sgpr 18\n" in refreshed
+    assert "    .sgpr_count:     20\n" in refreshed and "; NumSgprs: 20\n" in refreshed
+    after = Analysis.from_source(parse_text(refreshed, str(KERNEL5)))
+    assert not [d for d in check_analysis(after, ["META001"]) if d.severity == "error"]
+    assert _equal(KERNEL5, a.program.source.render(), refreshed) is None
+
+
+@needs_kernel5
+def test_raise_counts_when_the_registers_cannot_all_be_seen():
+    text = KERNEL5.read_text()
+    raised = raise_counts(text, vgprs=100, sgprs=20)
+    assert re.search(r"\.amdhsa_next_free_sgpr 20\n", raised)
+    # kernel5's metadata and comments count VCC's 2 SGPRs on top of the descriptor's 16
+    assert re.search(r"\.sgpr_count:\s+22\n", raised) and "; NumSgprs: 22\n" in raised
+    assert f"; SGPRBlocks: {sgpr_blocks(22)}\n" in raised
+    assert re.search(r"\.amdhsa_next_free_vgpr 208\n", raised)  # never lowered
+    assert raise_counts(text, vgprs=1) == text
+
+
+@pytest.mark.parametrize("name, declared, initialised, vcc", [
+    ("gemm_naive.s", 16, 16, True),
+    ("gmem_sgpr_base.s", 44, 16, True),
+    ("gemm_lds_padded.hipcc.s", 16, 16, True),
+])
+def test_sgpr_budget_of_fixture_kernels(name, declared, initialised, vcc):
+    a = _analysis(KERNELS / name)
+    budget = sgpr_budget(a.program, a.program.kernels[0])
+    assert (budget.declared, budget.initialised, budget.uses_vcc) == (declared, initialised, vcc)
+    assert budget.limit == declared and budget.used <= declared
+
+
+@needs_kernel5
+def test_sgpr_budget_of_kernel5():
+    a = _analysis(KERNEL5)
+    budget = sgpr_budget(a.program, a.program.kernels[0])
+    # 14 user SGPRs (kernel arguments preloaded) + workgroup ids x and y
+    assert (budget.declared, budget.used, budget.initialised, budget.uses_vcc) == (16, 16, 16, True)
+    assert budget.reserve_vcc is None and budget.hardware == 106
+
+
+# --------------------------------------------------------------------------------------------
+# Moves
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 11), min_size=1, max_size=12, unique=True), st.randoms(use_true_random=False))
+def test_sequential_moves_perform_the_parallel_copy(regs, rnd):
+    targets = list(regs)
+    rnd.shuffle(targets)
+    copy = dict(zip(targets, regs))  # a permutation of regs: cycles of every length
+    temps = [t for t in range(16) if t not in regs]
+    for file in ("v", "s"):
+        seq = sequential_moves(copy, temps, file=file)
+        state = {r: f"old{r}" for r in range(16)}
+        for d, s in seq:
+            state[d] = state[s]
+        assert all(state[d] == f"old{s}" for d, s in copy.items())
+        assert all(state[r] == f"old{r}" for r in regs if r not in copy)
+        assert {d for d, _ in seq} <= set(copy) | set(temps[:1])
+
+
+def test_sgpr_cycle_without_a_temporary_is_refused():
+    with pytest.raises(FixRefused, match="no free SGPR to break a cycle of loop-counter moves"):
+        sequential_moves({4: 5, 5: 4}, [4, 5], file="s", what="loop-counter moves")
+    assert move_lines("\t", [(6, 4), (4, 5), (5, 6), (7, "0")], "s") == [
+        "\ts_mov_b32 s6, s4", "\ts_mov_b32 s4, s5", "\ts_mov_b32 s5, s6", "\ts_mov_b32 s7, 0"]
+
+
+# --------------------------------------------------------------------------------------------
+# Labels and line edits
+
+
+@needs_kernel5
+def test_fresh_labels_avoid_every_name_in_the_file():
+    a = _analysis(KERNEL5)
+    labels = Labels(a.program)
+    assert labels.fresh(".LBB0_9") == ".LBB0_9_2"
+    assert labels.fresh(".Lfunc_end0") == ".Lfunc_end0_2"  # defined, and named by .size
+    assert labels.fresh("kernel") == "kernel_2"  # the kernel's symbol
+    assert labels.fresh(".Lisalint_edge") == ".Lisalint_edge"
+    assert labels.fresh(".Lisalint_edge") == ".Lisalint_edge_2"  # given out once already
+    assert labels.fresh(".LBB0") == ".LBB0"  # a prefix of a label is a different name
+
+
+def test_edits_by_instruction_keep_every_other_byte():
+    raw = (KERNELS / "gemm_naive.s").read_bytes().replace(b"\n", b"\r\n")
+    program = Analysis.from_source(parse_text(raw.decode(), "crlf.s")).program
+    loads = [ins.index for ins in program.instrs if ins.opcode.startswith("global_load")]
+    edits = Edits(program)
+    edits.insert_before(loads[0], ["\ts_nop 0"])
+    edits.replace(loads[1], ["\ts_nop 1", "\ts_nop 2"])
+    edits.delete(loads[2])
+    edits.insert_after(loads[2], ["\ts_nop 3"])
+    out = edits.render()
+    assert "\n" not in out.replace("\r\n", "")
+    at = {edits.line_of(i): k for k, i in enumerate(loads[:3])}
+    expected = []
+    for n, line in enumerate(program.source.lines):
+        k = at.get(n)
+        expected += {0: ["\ts_nop 0", line.text], 1: ["\ts_nop 1", "\ts_nop 2"], 2: ["\ts_nop 3"]}.get(k, [line.text])
+    assert out.split("\r\n") == expected + [""]
+    assert Edits(program).render() == raw.decode()
