@@ -203,3 +203,25 @@ def test_edits_by_instruction_keep_every_other_byte():
         expected += {0: ["\ts_nop 0", line.text], 1: ["\ts_nop 1", "\ts_nop 2"], 2: ["\ts_nop 3"]}.get(k, [line.text])
     assert out.split("\r\n") == expected + [""]
     assert Edits(program).render() == raw.decode()
+
+
+def test_rewritten_view_drops_and_adds_reads_in_every_register_file():
+    # the first load of gmem_chained's loop reads its address v[137:138]; once the load takes it from
+    # elsewhere, the pair and the VCC of the 64-bit add before it are dead, and the add with them
+    from isalint.fixes.toolkit import rewritten_view
+    from isalint.model.liveness import Liveness
+
+    a = _analysis(KERNELS / "gmem_chained.s")
+    prog = a.program
+    load = next(i for i, ins in enumerate(prog.instrs) if ins.text() == "global_load_b32 v137, v[137:138], off")
+    ci = next(i for i in range(load, 0, -1) if prog.instrs[i].text().startswith("v_add_co_ci_u32_e32 v138"))
+    before = Liveness(prog)
+    assert {"v137", "v138"} <= before.live_in(load) and "vcc_lo" in before.live_in(ci)
+    view = rewritten_view(prog, set(), {load: {"v137", "v138"}})
+    lv = Liveness(view)
+    assert "v138" not in lv.live_in(load) and not (lv.def_mask[ci] & lv.live_out_mask(ci))
+    removed = Liveness(rewritten_view(prog, {ci}, {load: {"v137", "v138"}}))
+    assert "vcc_lo" not in removed.live_out(ci - 1)  # nothing reads the carry of the low add any more
+    added = Liveness(rewritten_view(prog, set(), {load: {"v137", "v138"}}, {load: {"s40"}}))
+    assert "s40" in added.live_in(load) and "s40" not in lv.live_in(load)
+    assert prog.instrs[load].uses != view.instrs[load].uses  # the program itself is untouched

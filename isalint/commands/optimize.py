@@ -32,6 +32,7 @@ class StepOutcome:
     note: str  # the pass's summary, or why the step was skipped
     text: str  # the program after this step
     estimate: object = None
+    sizes: tuple[int, ...] = ()  # GEMM sizes the applied pass asks to be validated at (VALIDATE_SIZES)
 
 
 def _pass_module(step: str) -> str | None:
@@ -77,7 +78,8 @@ def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int |
         text = result.text
         analysis = Analysis.from_source(parse_text(text, path))
         first = (result.summary or "").strip().splitlines()
-        out.append(StepOutcome(step, True, first[0] if first else "applied", text))
+        out.append(StepOutcome(step, True, first[0] if first else "applied", text,
+                               sizes=tuple(getattr(module, "VALIDATE_SIZES", (256,)))))
     return out
 
 
@@ -117,8 +119,9 @@ def table(rows: list[StepOutcome]) -> str:
               help="Comma-separated passes to run in order.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the input and the result.")
 @click.option("--loop", "loop_label", help="Loop header label for the loop passes (default: the hottest loop).")
-@click.option("--gemm", "gemm_n", type=int, default=256, show_default=True,
-              help="Matrix size for validating the result in the emulator.")
+@click.option("--gemm", "gemm_n", type=int, multiple=True,
+              help="Matrix size for validating the result in the emulator (repeatable; default: the sizes the "
+                   "applied passes ask for, 256 and for batch-gmem 384 as well).")
 @click.option("--estimate-n", "estimate_n", type=int, default=4096, show_default=True,
               help="Matrix size N of the predicted times.")
 @click.option("--max-n", "max_n", type=click.IntRange(min=1), default=DEFAULT_MAX_N, show_default=True,
@@ -143,8 +146,8 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         geo = geometry(path, estimate_n)
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    if gemm_n > max_n:
-        fail(f"--gemm {gemm_n} is larger than --max-n {max_n}")
+    if gemm_n and max(gemm_n) > max_n:
+        fail(f"--gemm {max(gemm_n)} is larger than --max-n {max_n}")
     rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label, max_n, spread)
     final = rows[-1].text
     previous = None
@@ -160,10 +163,14 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
                 r.note = (r.note + "; " if r.note else "") + f"no estimate: {exc}"
         previous = r
     verdict = None
+    sizes = sorted(set(gemm_n) or {n for r in rows if r.applied for n in r.sizes} or {256})
     if final != original and not no_validate:
         from ..fixes.toolkit.pipeline import validate
 
-        verdict = validate(path, original, final, gemm_n)
+        for n in sizes:
+            verdict = validate(path, original, final, n)
+            if verdict is not None:
+                break
     if fmt == "json":
         click.echo(json.dumps({
             "input": path, "output": output, "validated": final != original and not no_validate and verdict is None,
@@ -179,8 +186,8 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
     if final == original:
         click.echo("isalint: no step applied; nothing to change", err=True)
     elif not no_validate:
-        click.echo(f"isalint: validated: the result computes what {path} computes (GEMM N={gemm_n} in the emulator)",
-                   err=True)
+        click.echo(f"isalint: validated: the result computes what {path} computes (GEMM N="
+                   f"{', '.join(map(str, sizes))} in the emulator, bit-identical)", err=True)
     if show_diff:
         click.echo("".join(difflib.unified_diff(original.splitlines(True), final.splitlines(True), fromfile=path,
                                                 tofile=output or path)), nl=False)
