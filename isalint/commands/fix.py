@@ -20,11 +20,15 @@ from .common import fail, load_analysis
 @click.option("--batch-gmem", is_flag=True,
               help="Load the loop's global loads from SGPR bases with one VGPR byte offset per group.")
 @click.option("--metadata", is_flag=True, help="Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.")
+@click.option("--unroll", is_flag=True, help="Unroll a loop of proven trip count, folding its address steps into "
+                                             "LDS offsets.")
 @click.option("-o", "--output", type=click.Path(), help="Write the result here.")
 @click.option("--in-place", is_flag=True, help="Overwrite the input.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead of (or as well as) writing.")
 @click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop; for "
                                              "--batch-gmem, the loop with the most VGPR-addressed global loads).")
+@click.option("--factor", type=int, help="With --unroll: copies per iteration of a shorter loop (a divisor of the "
+                                         "trip count; default: unroll fully).")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--max-n", type=click.IntRange(min=1), default=None,
               help="--batch-gmem: the largest N the output must support, when its 32-bit offsets cannot "
@@ -33,15 +37,18 @@ from .common import fail, load_analysis
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating a kernel with the GEMM ABI (repeatable; default 256, and 384 "
                    "as well for a pass whose code depends on N, such as --batch-gmem).")
-def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, loop_label, no_validate, max_n,
-            spread, gemm_n):
+def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, show_diff, loop_label, factor,
+            no_validate, max_n, spread, gemm_n):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
     from ..fixes.toolkit.pipeline import run_passes, validate, write_atomic
 
-    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("batch_gmem", batch_gmem), ("metadata", metadata))
-              if on]
+    # the order of the chain kernel 5 -> 6 -> 7 -> 8: each pass sees the previous one's output
+    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("unroll", unroll), ("batch_gmem", batch_gmem),
+                                    ("metadata", metadata)) if on]
     if not chosen:
-        fail("choose at least one pass: --dual-fmac, --batch-gmem, --metadata")
+        fail("choose at least one pass: --dual-fmac, --unroll, --batch-gmem, --metadata")
+    if factor is not None and not unroll:
+        fail("--factor goes with --unroll")
     if (max_n is not None or spread) and not batch_gmem:
         fail("--max-n and --spread belong to --batch-gmem")
     if output and in_place:
@@ -49,7 +56,7 @@ def command(path, dual_fmac, batch_gmem, metadata, output, in_place, show_diff, 
     if not (output or in_place or show_diff):
         fail("say where the result goes: -o OUT.s, --in-place, or --diff")
     analysis = load_analysis(path)
-    outcome = run_passes(analysis, chosen, {"loop": loop_label, "max_n": max_n, "spread": spread})
+    outcome = run_passes(analysis, chosen, {"loop": loop_label, "factor": factor, "max_n": max_n, "spread": spread})
     if outcome.refused is not None:
         name, reason = outcome.refused
         click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {reason}", err=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 PASSES = {
     "dual_fmac": "isalint.fixes.dual_fmac",
+    "unroll": "isalint.fixes.unroll",
     "batch_gmem": "isalint.fixes.batch_gmem",
     "metadata": "isalint.fixes.metadata",
 }
