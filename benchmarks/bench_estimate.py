@@ -107,6 +107,10 @@ def main() -> int:
     order = sorted(chosen, key=lambda k: -chosen[k])
     right = order == sorted(chosen)
     print(f"ranking, slowest first: {' > '.join(map(str, order))} ({'right' if right else 'WRONG'})")
+    if 5 in chosen and 8 in chosen:
+        predicted = chosen[5] / chosen[8]
+        measured = REFERENCE_MS[5][1] / REFERENCE_MS[8][1]
+        print(f"kernel 8 / kernel 5 speed-up: predicted {predicted:.3f}x, measured {measured:.3f}x")
     for line in missing:
         print(f"not built: {line}")
     return 0 if right else 1
