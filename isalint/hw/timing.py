@@ -100,7 +100,7 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                         "Compute Profiler, 'Pipeline descriptions: Scheduler' and 'Compute unit', written for "
                         "the GCN/CDNA compute unit; LLVM's GFX11SpeedModel gives each category its own "
                         "resource). The default stays 1: the documented rule alone puts reference kernel 6 at "
-                        "96% VALU utilisation where RGP measured 76.2%, and kernels 3, 4, 6 and 7 15-21% fast, "
+                        "96% VALU utilisation where RGP measured 76.2%, and kernels 4, 6 and 7 15-18% fast, "
                         "so the one-issue rule stands in for losses the model does not otherwise know (README, "
                         "'Where the model is off')"),
     "salu_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSALU = 2"),
