@@ -15,11 +15,13 @@ REGISTRY: dict[str, str] = {
     "PARSE001": "parse001",
     "DUAL001": "dual001",
     "DUAL002": "dual002",
+    "DUAL003": "dual003",
     "BANK001": "bank001",
     "LDS001": "lds001",
     "GMEM001": "gmem001",
     "SCRATCH001": "scratch001",
     "WAIT001": "wait001",
+    "WAIT002": "wait002",
     "META001": "meta001",
     "OCC001": "occ001",
 }
