@@ -24,6 +24,9 @@ computed with 1024 VGPRs in blocks of 16). The message also gives the VGPR
 count to reach one more wave (`free 16 VGPRs (208 -> 192) for 8 waves`) or the
 LDS budget when LDS is the limit.
 
+## Severity
+Info: occupancy is a trade-off the kernel's author makes, not a defect.
+
 ## Why it matters
 Waves in flight are how a SIMD hides memory latency. The worklog's kernels
 trade occupancy for registers on purpose (kernel 5 runs 7 waves with 208

@@ -5,6 +5,9 @@ A line that is not a label, directive or instruction isalint can read: unknown
 opcodes, malformed operands, operands of the wrong width for the opcode, text
 that is not valid UTF-8.
 
+## Severity
+Error: the line is opaque to every other rule and most likely to the assembler.
+
 ## Why it matters
 An instruction isalint does not understand is opaque: it is assumed to read and
 write nothing known, so every analysis that crosses it (dependencies, waits,

@@ -46,7 +46,8 @@ def test_json_format_keys(tmp_path):
     assert code == 1
     data = json.loads(out)
     assert [d["line"] for d in data] == [1, 2]
-    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fix"}
+    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fix",
+                            "notes", "sites", "cost"}
     assert data[1]["message"].startswith("unknown instruction 'v_fmac_f23'")
     assert data[0]["severity"] == "error" and data[0]["fix"] is None
 
