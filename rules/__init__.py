@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "WAIT002": "wait002",
     "META001": "meta001",
     "OCC001": "occ001",
+    "SUPP001": "supp001",
 }
 
 
@@ -42,3 +43,8 @@ def load(code: str):
 
 def all_rules() -> list:
     return [load(code) for code in available()]
+
+
+def names() -> dict[str, str]:
+    """rule name (``illegal-vopd-pair``) -> code, for every available rule."""
+    return {load(code).NAME: code for code in available()}

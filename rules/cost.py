@@ -124,6 +124,9 @@ def aggregate(analysis, code: str, sites: list[SiteCost], headline, eligible=Non
     sites)`` gives the finding's fix flag or None.
     """
     program = analysis.program
+    suppressions = getattr(analysis, "suppressions", None)
+    if suppressions is not None:
+        sites = [s for s in sites if not suppressions.suppresses(code, program.instrs[s.index].lineno)]
     groups: dict = {}
     for s in sites:
         region = region_of(analysis, s.index)

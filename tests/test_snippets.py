@@ -2,7 +2,8 @@
 
 ``; EXPECT: CODE text`` says the next code line gets a CODE finding whose message (or notes)
 contains ``text``; ``; EXPECT: CODE[severity] text`` also says its severity; ``; EXPECT-NONE``
-says the snippet is clean for its rule. A finding that aggregates several sites (one loop's bank
+says the snippet is clean for its rule; ``; SELECT: CODE,CODE`` runs other rules beside it (an
+unused-suppression snippet needs the rules its comments name). A finding that aggregates several sites (one loop's bank
 conflicts) counts once per site, its text with the site's. The snippet is checked with
 ``--select`` of its folder's rule; findings nobody expected fail the test, and so do
 expectations nobody met.
@@ -53,7 +54,9 @@ def test_snippet_diagnostics(path):
     expected, none = expectations(path)
     assert expected or none, f"{path} states no expectation (EXPECT: or EXPECT-NONE)"
     analysis = Analysis.from_source(read_file(str(path)))
-    found = [site for d in check_analysis(analysis, [rule]) if d.code == rule for site in _sites(d)]
+    extra = re.findall(r"^;\s*SELECT:\s*([A-Z0-9, ]+)$", path.read_text(), re.M)
+    codes = [rule, *(c.strip() for line in extra for c in line.split(",") if c.strip())]
+    found = [site for d in check_analysis(analysis, codes) if d.code == rule for site in _sites(d)]
     unmatched = list(found)
     missing = []
     for line, code, severity, text in expected:
