@@ -30,11 +30,11 @@ info for code outside loops (a prologue runs once per wave). The finding's
 `cost` (JSON) and its `cost:` note give the numbers.
 
 ## Why it matters
-The worklog's kernel 5 reads its A column and B row from the same banks: most
-of its `v_dual_fmac_f32` take 2-3 cycles instead of 1 (RGP). Placing A on banks
-2-3 and B on banks 0-1 and ordering the FMAs so that every pair reads each bank
-at most once (kernel 6) made every dual FMA a 1-cycle instruction and the
-kernel 11% faster.
+A compiled GEMM loop reads its A column and B row from the same banks: most
+of its `v_dual_fmac_f32` take 2-3 cycles instead of 1 (measured with RGP in the
+7900 XTX study "Deep Dive into Matrix Optimization on AMD GPUs"). Placing A on banks 2-3 and B on banks 0-1
+and ordering the FMAs so that every pair reads each bank at most once made
+every dual FMA a 1-cycle instruction and the kernel 11% faster.
 
 ## Example
 ```asm
@@ -45,7 +45,7 @@ v_dual_fmac_f32 v5, v186, v184 :: v_dual_fmac_f32 v2, v187, v185
 ```
 
 ## Fix safety
-`isalint fix --dual-fmac` re-assigns a GEMM loop's registers in the kernel-6
+`isalint fix --dual-fmac` re-assigns a GEMM loop's registers in that
 layout and searches the FMA order against this model; the result is checked
 (legal pairs, waits, register budget). By hand: move A and B to disjoint bank
 pairs, or reorder the instructions so that consecutive ones reuse cached values.
@@ -53,7 +53,7 @@ pairs, or reorder the instructions so that consecutive ones reuse cached values.
 ## Reference
 RDNA3 ISA guide, section 7.6 "Dual Issue VALU" (4 VGPR banks, one cache per
 bank with a port each for SRC0, SRC1, SRC2). The cache size, read bandwidth and
-the separate SRC2/write paths are assumptions calibrated on the worklog's
+the separate SRC2/write paths are assumptions calibrated on that study's
 measurements; they are listed, with the reasoning, in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations

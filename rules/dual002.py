@@ -11,13 +11,13 @@ as one `v_dual_*` instruction but do not:
   constraint, trying both X/Y roles and, for commutative operations, both
   source orders). The finding shows the pair to write and where to move.
 - inside a loop, a single that has candidates in its stretch of code but
-  cannot pair with any of them: the finding gives the reason, e.g. for kernel 5's loop
+  cannot pair with any of them: the finding gives the reason, e.g. for a compiled GEMM loop's
   `v_fmac_f32_e32 v124, v184, v192` and `v_fmac_f32_e32 v133, v184, v193`
   "both SRC0 read v184 (bank 0)", and that commuting the sources does not help.
 
 A single FMA inside a loop whose FMA block `isalint fix --dual-fmac` can
-rebuild is marked fixable: that pass re-assigns the block's registers the way
-the worklog's kernel 6 does, so that every FMA pairs.
+rebuild is marked fixable: that pass re-assigns the block's registers (A values
+on one pair of VGPR banks, B values on the other) so that every FMA pairs.
 
 ## Severity
 A cost: a pair left single costs one issue cycle per execution, a single that
@@ -32,8 +32,8 @@ saved issue cycle there buys nothing. Code outside loops is info.
 
 ## Why it matters
 A VOPD issues two operations in one cycle. Every single FMA left in a GEMM's
-inner loop costs a cycle per iteration that a pair would not; kernel 5's
-compiler left 4 of 128 FMAs single in its hottest loop.
+inner loop costs a cycle per iteration that a pair would not; clang 19 leaves
+4 of 128 FMAs single in the inner loop of a 128x128-tile GEMM (8x8 per thread).
 
 ## Example
 ```asm

@@ -60,10 +60,10 @@ address isalint cannot evaluate is info.
 
 ## Why it matters
 Conflicting lanes are served one after another: an 8-way conflict makes a
-store 8 times slower and holds the LDS for every wave of the CU. The worklog's
-kernel 4 stored the transposed A tile into `__shared__ float As[8][128]`: the 8
-rows are 512 bytes apart, the same 4 banks take 8 dwords each, and padding the
-rows to 132 floats removed the conflict (kernel 5).
+store 8 times slower and holds the LDS for every wave of the CU. A GEMM that
+stores its transposed A tile into `__shared__ float As[8][128]` has rows 512
+bytes apart: the same 4 banks take 8 dwords each. Padding the rows to 132
+floats removes the conflict (LDS padding).
 
 ## Example
 ```asm

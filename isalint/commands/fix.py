@@ -25,7 +25,10 @@ from .common import fail, load_analysis
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--gemm", "gemm_n", type=int, default=256, show_default=True,
               help="Matrix size for validating a kernel with the GEMM ABI.")
-def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, no_validate, gemm_n):
+@click.option("--grid", help="Workgroups X[,Y[,Z]] of the validation launch (default N/128 x N/128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the validation launch (default: the "
+                              "kernel's .reqd_workgroup_size, else 128).")
+def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, no_validate, gemm_n, grid, block):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
     from ..fixes.toolkit.pipeline import run_passes, validate, write_atomic
 
@@ -36,8 +39,17 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
         fail("say where the result goes: -o OUT.s, --in-place, or --diff")
+    from ..validate.runner import UsageError, parse_dims
+
+    try:
+        grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
+    except UsageError as exc:
+        fail(str(exc))
+    from .progress import progress
+
     analysis = load_analysis(path)
-    outcome = run_passes(analysis, chosen, {"loop": loop_label})
+    with progress(f"fix --{' --'.join(n.replace('_', '-') for n in chosen)}: rewriting {path}"):
+        outcome = run_passes(analysis, chosen, {"loop": loop_label})
     if outcome.refused is not None:
         name, reason = outcome.refused
         click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {reason}", err=True)
@@ -50,7 +62,9 @@ def command(path, dual_fmac, metadata, output, in_place, show_diff, loop_label, 
     if not outcome.changed:
         click.echo("isalint: nothing to change", err=True)
     elif not no_validate:
-        verdict = validate(path, original, text, gemm_n, code_unchanged=outcome.only_metadata)
+        with progress("validating the rewrite") as shown:
+            verdict = validate(path, original, text, gemm_n, code_unchanged=outcome.only_metadata, grid=grid_d,
+                               block=block_d, stage=lambda what: shown.update(f"validating: {what}"))
         if verdict is not None:
             click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
             sys.exit(1)
