@@ -117,7 +117,20 @@ def check(analysis):
                    f"may still be in flight: needs {_wait_text(need)} before this instruction")
         if worst.cls not in IN_ORDER:
             msg += " (scalar loads, messages and FLAT return out of order: only a count of 0 covers them)"
-        yield at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
+        diag = at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
+        span = _operand_span(instrs[index], worst.reg)
+        if span is not None:
+            diag.column, diag.end_column = span
+        yield diag
+
+
+def _operand_span(instr, reg: str) -> tuple[int, int] | None:
+    """Columns of the written operand that holds ``reg`` (the register used too early)."""
+    for slots in instr.slots:
+        for slot in slots:
+            if reg in slot.regs and slot.operand.col:
+                return slot.operand.col, slot.operand.col + len(slot.operand.text)
+    return None
 
 
 def _reg_key(r: str):

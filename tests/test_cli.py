@@ -224,6 +224,7 @@ def test_rules_and_explain():
     for c in codes:
         code, out, _ = run("explain", c)
         assert code == 0 and "## What it finds" in out and "## Why it matters" in out, c
+        assert "## Severity" in out and "worklog" not in out, c
     code, _, err = run("explain", "XYZ999")
     assert code == 2 and "unknown rule" in err
 

@@ -200,6 +200,13 @@ class Hotness:
 
     def valu_issue(self, kernel) -> int:
         """The kernel's VALU instructions issued per wave: each weighted by its executions."""
+        key = kernel.first if kernel is not None else -1
+        cache = self.__dict__.setdefault("_issue", {})
+        if key not in cache:
+            cache[key] = self._valu_issue(kernel)
+        return cache[key]
+
+    def _valu_issue(self, kernel) -> int:
         instrs = self.program.instrs
         first, last = (kernel.first, kernel.last) if kernel is not None else (0, len(instrs))
         weights: dict[int, int] = {}

@@ -139,8 +139,20 @@ def render_sarif(diagnostics, rule_modules) -> str:
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
+        if d.sites:
+            result["relatedLocations"] = [{"id": n, "message": {"text": site.message}, "physicalLocation": {
+                "artifactLocation": {"uri": d.path},
+                "region": {"startLine": site.line, "startColumn": site.column, "endColumn": site.end_column},
+            }} for n, site in enumerate(d.sites)]
+        properties = {}
         if d.fix:
-            result["properties"] = {"fix": d.fix}
+            properties["fix"] = d.fix
+        if d.notes:
+            properties["notes"] = list(d.notes)
+        if d.cost:
+            properties["cost"] = dict(d.cost)
+        if properties:
+            result["properties"] = properties
         results.append(result)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
