@@ -190,10 +190,7 @@ def check(analysis):
         fmas = all(_is_fma(analysis.vopd_half(s.index)) for s in group)
         return FIXABLE if fmas and region.loop is not None and fma_loop_fixable(analysis, region.loop) else None
 
-    for d in aggregate(analysis, CODE, sites, headline, eligible, fix):
-        if d.fix:
-            d.notes.append("`isalint fix --dual-fmac` re-assigns the loop's registers so that every FMA pairs")
-        yield d
+    yield from aggregate(analysis, CODE, sites, headline, eligible, fix)
 
 
 def _sites(analysis):

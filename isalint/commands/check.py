@@ -14,7 +14,8 @@ FORMATS = ("text", "json", "sarif", "github")
 SEVERITIES = ("error", "warning", "info")
 _VALUED = {"--select": "select", "--ignore": "ignore", "--extend-select": "extend_select", "--format": "fmt",
            "--target": "target", "--fail-on": "fail_on", "--min-severity": "min_severity",
-           "--output-file": "output_file", "--config": "config", "--stdin-filename": "stdin_filename"}
+           "--output-file": "output_file", "-o": "output_file", "--config": "config",
+           "--stdin-filename": "stdin_filename"}
 _FLAGS = {"--color": ("color", True), "--no-color": ("color", False), "--statistics": ("statistics", True),
           "--exit-zero": ("exit_zero", True), "-q": ("quiet", True), "--quiet": ("quiet", True),
           "-v": ("verbose", True), "--verbose": ("verbose", True), "--watch": ("watch", True)}
@@ -317,7 +318,7 @@ def build_command():
                   help="Lowest severity of a reported finding that makes the exit code 1.")
     @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means an error).")
     @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
-    @click.option("--output-file", type=click.Path(dir_okay=False),
+    @click.option("-o", "--output-file", type=click.Path(dir_okay=False),
                   help="Write the report to this file instead of standard output.")
     @click.option("-q", "--quiet", is_flag=True, help="Print the findings only, without the summary line.")
     @click.option("-v", "--verbose", is_flag=True,
