@@ -199,3 +199,19 @@ def _wait_for(proc, text: str, timeout: float = 60.0):
         if text in line:
             return
     pytest.fail(f"no {text!r} within {timeout}s: {seen}")
+
+
+def test_kernel5_report_is_short_and_loud_where_it_matters(kernel5):
+    code, out, _ = run("check", "--format", "json", kernel5)
+    data = findings(out)
+    assert code == 1
+    by = sorted((d["code"], d["severity"], len(d["sites"])) for d in data)
+    # 83 findings (58 warnings) before costs were weighed; now one per loop and rule
+    assert by == [("BANK001", "info", 4), ("BANK001", "info", 18), ("BANK001", "warning", 49),
+                  ("DUAL002", "info", 6), ("DUAL002", "warning", 4), ("GMEM001", "warning", 0),
+                  ("OCC001", "info", 0)]
+    code, out, _ = run("check", "--min-severity", "warning", "--no-color", kernel5)
+    heads = [ln for ln in out.splitlines() if ln.startswith(str(kernel5))]
+    assert [h.split()[1:3] for h in heads] == [["GMEM001", "warning:"], ["DUAL002", "warning:"],
+                                               ["BANK001", "warning:"]]
+    assert len(out.splitlines()) < 60 and max(len(ln) for ln in out.splitlines()[1:]) <= 100

@@ -86,3 +86,16 @@ def test_in_a_loop_an_unpairable_single_gets_a_reason():
     assert [d.line for d in found] == [3, 4]
     assert all(d.severity == "warning" and "reads v6, written by v_mul_f32_e32" in d.message for d in found)
     assert found[0].finding is found[1].finding  # one loop, one finding
+
+
+def test_integer_singles_of_a_hot_loop_are_info_and_fma_singles_a_warning():
+    """gemm_lds_padded.s: the outer loop's index math (v_add_nc_u32 ...) left single costs over 1% of
+    the kernel's VALU issue cycles, but no FMA is among it: info. The inner loop's 4 single FMAs: warning."""
+    analysis = Analysis.from_path(str(KERNELS / "gemm_lds_padded.s"))
+    found = {d.line: d for d in check_analysis(analysis, ["DUAL002"])}
+    outer, inner = found[347], found[468]
+    assert outer.severity == "info" and outer.cost["share"] >= 0.01 and len(outer.sites) == 14
+    texts = [analysis.program.instrs[next(i.index for i in analysis.program.instrs if i.lineno == s.line)].opcode
+             for s in outer.sites]
+    assert not any("f32" in t or "fma" in t for t in texts) and "v_add_nc_u32_e32" in texts
+    assert inner.severity == "warning" and len(inner.sites) == 4 and inner.fix == "--dual-fmac"

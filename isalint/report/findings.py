@@ -35,7 +35,7 @@ def _render_one(d, src, paint: _Paint, width: int) -> str:
 
     loc = f"{d.path}:{d.line}:{d.column}:"
     head = f"{paint(_BOLD, loc)} {paint(_STYLE[d.severity], d.code + ' ' + d.severity + ':')} "
-    plain = len(loc) + len(d.code) + len(d.severity) + 3
+    plain = len(loc) + len(d.code) + len(d.severity) + 4
     first, *rest = textwrap.wrap(d.message, max(40, width - plain), break_on_hyphens=False) or [""]
     out = [head + first]
     out += ["    " + ln for ln in textwrap.wrap(" ".join(rest), width - 4, break_on_hyphens=False)] if rest else []
