@@ -49,9 +49,12 @@ global_load_b32 v168, v203, s[26:27]
 ```
 
 ## Fix safety
-No automatic fix: moving the bases to SGPRs changes the kernel's register
-allocation (2 SGPRs per base), which is a source-level change (precompute the
-row pointers outside the loop, keep a 32-bit byte offset that fits).
+`isalint fix --batch-gmem` makes this rewrite when it can prove it: it evaluates each address
+exactly, computes the bases once before the loop with SALU in SGPR pairs proven free over the loop
+(2 SGPRs per base), keeps one 32-bit VGPR byte offset per group of loads, and validates the result.
+The offset must fit in 32 bits unsigned, which can lower the largest N the kernel supports (for
+kernel 5, N <= 32768, where its int32 indices allow 46333): the pass then refuses unless
+`--max-n` accepts the limit.
 
 ## Reference
 RDNA3 ISA guide, "Global, Scratch and Flat memory" (address computation: SADDR
@@ -68,7 +71,7 @@ CODE = "GMEM001"
 NAME = "serialized-global-address-chain"
 SEVERITY = "warning"
 SUMMARY = "Global loads in a loop whose 64-bit addresses are rebuilt by chained VALU math"
-FIXABLE = None
+FIXABLE = "--batch-gmem"
 
 MIN_VALU_PER_LOAD = 2
 

@@ -23,6 +23,7 @@ class Outcome:
     summaries: list[str] = field(default_factory=list)  # one per pass that ran
     refused: tuple[str, str] | None = None  # (pass name, reason) of the pass that refused
     only_metadata: bool = False  # every pass that ran may change metadata only
+    sizes: tuple[int, ...] = (256,)  # GEMM sizes to validate at: every size a pass asks for
 
     @property
     def changed(self) -> bool:
@@ -39,11 +40,14 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     out = Outcome(original, original)
     modules = [importlib.import_module(PASSES[name]) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
+    # a pass whose code depends on N (strides computed at run time) asks, with VALIDATE_SIZES, for
+    # more than one size
+    out.sizes = tuple(sorted({n for m in modules for n in getattr(m, "VALIDATE_SIZES", (256,))}))
     for n, (name, module) in enumerate(zip(names, modules)):
         try:
             result = module.apply(analysis, options)
         except FixRefused as exc:
-            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata)
+            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.sizes)
         out.text = result.text
         out.summaries.append(result.summary)
         if n < len(names) - 1:
