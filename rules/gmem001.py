@@ -164,5 +164,6 @@ def check(analysis):
         diag.notes += [f"up to {depth} dependent VALU instructions before a load can issue",
                        cost_note(analysis, region, cost, "VALU instructions"),
                        "keep the row bases in SGPR pairs and one 32-bit VGPR byte offset advanced once per "
-                       "iteration: global_load_b32 vD, vOff, s[base:base+1] (SGPR-base addressing)"]
+                       "iteration: global_load_b32 vD, vOff, s[base:base+1] (SGPR-base addressing; `isalint fix "
+                       "--batch-gmem` rewrites the loads so, or says why it cannot)"]
         yield diag
