@@ -26,7 +26,8 @@ from .progress import progress
               help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT); "
                    "names are the metadata .name or argK.")
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's .reqd_workgroup_size, or 128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
+                              ".reqd_workgroup_size, or 128).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of inputs, garbage and memory delays.")
 @click.option("--device", type=click.Choice(["emu", "hip"]), default="emu", show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")

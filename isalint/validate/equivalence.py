@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -151,11 +151,14 @@ def _workgroups(launch) -> str:
 
 
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
-                  overrides: dict | None = None, required=None):
-    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``required``: the
-    kernel's ``.reqd_workgroup_size``."""
+                  overrides: dict | None = None, inputs: tuple | None = None, required=None):
+    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
+    the A, B, C matrices to use instead of seeded random ones; ``required``: the kernel's
+    ``.reqd_workgroup_size``."""
     geo = gemm_mod.geometry(path, n, grid, block, required)
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
+    if inputs is not None:
+        prob = replace(prob, a=inputs[0], b=inputs[1], c=inputs[2])
 
     def make(kernel: Kernel) -> Launch:
         if not gemm_mod.has_gemm_abi(kernel.kernel):
