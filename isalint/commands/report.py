@@ -12,7 +12,8 @@ from .common import fail, load_analysis, select_loop
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
               help="Write the report to this file instead of standard output.")
-@click.option("--color/--no-color", default=None, help="Color the text table (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
+@click.option("--color/--no-color", default=None,
+              help="Color the text table (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
 def command(path, label, fmt, output, color):
     """Print the VGPR bank table (R / Cache / W per operand) for each VALU instruction of a loop
     (DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y, colored per VGPR bank) and its summary:

@@ -7,8 +7,9 @@ import re
 
 # (what it is, a pattern found in its instruction or directive lines), most specific first
 _MARKERS = (
-    ("x86-64 assembly", re.compile(r"%(?:r(?:[a-d]x|[sd]i|[sb]p|\d{1,2}[dwb]?|ip)|e(?:[a-d]x|[sd]i|[sb]p)|[xyz]mm\d+)\b"
-                                   r"|^\s*\.(?:intel|att)_syntax\b|^\s*(?:pushq|popq|movq|leaq|callq|retq|endbr64)\b", re.M)),
+    ("x86-64 assembly", re.compile(r"%(?:r(?:[a-d]x|[sd]i|[sb]p|\d{1,2}[dwb]?|ip)|e(?:[a-d]x|[sd]i|[sb]p)"
+                                   r"|[xyz]mm\d+)\b|^\s*\.(?:intel|att)_syntax\b"
+                                   r"|^\s*(?:pushq|popq|movq|leaq|callq|retq|endbr64)\b", re.M)),
     ("AArch64 assembly", re.compile(r"^\s*(?:stp|ldp)\s+x29\b|^\s*\.arch\s+armv8|^\s*\.aarch64\b", re.M)),
     ("ARM assembly", re.compile(r"^\s*\.(?:syntax\s+unified|arm|thumb|fpu)\b|^\s*\.cpu\s+cortex", re.M)),
     ("NVIDIA PTX", re.compile(r"^\s*\.target\s+sm_\d+|^\s*\.version\s+\d+\.\d+", re.M)),
