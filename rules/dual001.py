@@ -37,8 +37,8 @@ Error: the assembler rejects the line (a VOPD in a wave64 kernel assembles, but
 the hardware skips it). Never weighed by hotness.
 
 ## Why it matters
-The assembler rejects the line, so a hand edit (hand-scheduled dual FMAs are
-how the fastest RDNA3 GEMMs are written) fails to build; isalint says which constraint and which
+The assembler rejects the line, so a hand edit (a VOPD-only FMA block is
+usually written by hand) fails to build; isalint says which constraint and which
 register, in every file at once, without an assembler.
 
 ## Example

@@ -28,9 +28,9 @@ LDS budget when LDS is the limit.
 Info: occupancy is a trade-off the kernel's author makes, not a defect.
 
 ## Why it matters
-Waves in flight are how a SIMD hides memory latency. Hand-tuned GEMMs
-trade occupancy for registers on purpose (a 128x128-tile kernel runs 7 waves
-with 208 VGPRs); the finding tells how close the kernel sits to a step, since freeing a
+Waves in flight are how a SIMD hides memory latency. Register-tiled GEMMs
+trade occupancy for registers on purpose (a 16x8 tile per thread takes 208
+VGPRs and runs 7 waves); the finding tells how close the kernel sits to a step, since freeing a
 few registers can buy a whole wave, while freeing many may buy nothing.
 
 ## Example

@@ -15,7 +15,7 @@ from .common import fail, load_analysis, select_loop
 @click.option("--color/--no-color", default=None,
               help="Color the text table (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
 def command(path, label, fmt, output, color):
-    """Print the VGPR bank table (R / Cache / W per operand) for each VALU instruction of a loop
+    """Print the VGPR bank table (R / Cache / W) for each VALU instruction of a loop
     (DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y, colored per VGPR bank) and its summary:
     FMAs issued as VOPD, modelled stall cycles, register-file reads vs cache hits,
     LDS operations per FMA, VALU issue cycles per iteration.

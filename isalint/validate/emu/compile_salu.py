@@ -346,9 +346,11 @@ def salu(stmt):
 
 # ------------------------------------------------------------------------- program control
 
+# The emulator's memory is coherent, so the cache invalidations a WGP-mode acquire fence emits
+# (buffer_gl0_inv, buffer_gl1_inv) change no value.
 _NOPS = {"s_nop", "s_delay_alu", "s_clause", "s_set_inst_prefetch_distance", "s_inst_prefetch", "s_setprio",
          "s_sleep", "s_code_end", "s_icache_inv", "s_dcache_inv", "s_wait_idle", "s_waitcnt_expcnt",
-         "s_waitcnt_depctr", "s_ttracedata", "s_ttracedata_imm"}
+         "s_waitcnt_depctr", "s_ttracedata", "s_ttracedata_imm", "buffer_gl0_inv", "buffer_gl1_inv"}
 
 
 def control(instr, stmt, labels):
