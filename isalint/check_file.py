@@ -21,33 +21,37 @@ class FileResult:
         self.analysis = None  # a file analysed whole: its analysis (the caller decides when it is freed)
 
 
-def check_file(path: str, codes: list[str], target: str, available: list[str]) -> FileResult:
-    """The findings of the rules ``codes`` on ``path``; raises InputError for what is not assembly."""
-    from .analysis import Analysis
+def check_file(path: str, codes: list[str], target: str, available: list[str], config=None,
+               data: bytes | None = None) -> FileResult:
+    """The findings of the rules ``codes`` on ``path`` (or on ``data``, reported as ``path``: standard
+    input); raises InputError for what is not assembly (OtherProcessor for another processor's)."""
+    from .analysis import Analysis, OtherProcessor
     from .parse import pieces as cutting
     from .parse.source import InputError, decode, parse_text, read_limited
 
-    text = decode(read_limited(path), path)
+    text = decode(read_limited(path) if data is None else data, path)
     result = FileResult()
     if cutting.count_lines(text) <= cutting.PIECE_LINES:
         result.analysis = Analysis.from_source(parse_text(text, path), {"target": target})
-        _check_source(result.analysis, codes, available, result)
+        _check_source(result.analysis, codes, available, result, config)
         return _finish(result, path, codes)
     import gc
 
     PIECE_LINES = cutting.PIECE_LINES  # noqa: N806 - read at call time (tests lower it)
     pieces = cutting.split_pieces(text, PIECE_LINES)
     checked = uncollected = 0
+    nothing: InputError | None = None
     for n, piece in enumerate(pieces):
         source = parse_text(text[piece.start:piece.end], path, piece.first_line)
         try:
             analysis = Analysis.from_source(source, {"target": target})
         except InputError as exc:
-            if "no RDNA3 instruction found" in exc.message:
+            if isinstance(exc, OtherProcessor) or "no RDNA3 instruction found" in exc.message:
+                nothing = nothing or exc
                 continue  # a piece of directives or metadata only: nothing to check there
             raise
         checked += 1
-        _check_source(analysis, codes, available, result)
+        _check_source(analysis, codes, available, result, config)
         del analysis, source
         # a piece's model holds reference cycles and `check` runs with the collector off: collect
         # once the models not yet collected add up to a piece
@@ -57,7 +61,7 @@ def check_file(path: str, codes: list[str], target: str, available: list[str]) -
             uncollected = 0
         _cap(result)
     if not checked:
-        raise InputError(path, 1, "no RDNA3 instruction found: not a gfx11 assembly file")
+        raise nothing or InputError(path, 1, "no RDNA3 instruction found: not a gfx11 assembly file")
     cuts = [p for p in pieces if p.cut_inside_unit]
     if cuts and "LIMIT001" in codes:
         first = cuts[0].first_line
@@ -68,10 +72,10 @@ def check_file(path: str, codes: list[str], target: str, available: list[str]) -
     return _finish(result, path, codes)
 
 
-def _check_source(analysis, codes, available, result: FileResult) -> None:
+def _check_source(analysis, codes, available, result: FileResult, config=None) -> None:
     from .checker import check_analysis, suppression_problems
 
-    found = check_analysis(analysis, codes)
+    found = check_analysis(analysis, codes, config)
     result.warnings.extend(suppression_problems(analysis.program.source, available))
     lines = analysis.program.source.lines
     first = lines[0].number if lines else 1

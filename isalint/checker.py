@@ -1,28 +1,64 @@
-"""Running rules over files: selection, configuration, inline suppressions."""
+"""Running rules over files: selection, configuration, suppressions, severity overrides."""
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
-from .config import Config, ConfigError, find_config  # noqa: F401  (the checker's configuration)
+from .config import SEVERITIES, Config, ConfigError, find_config, load_config  # noqa: F401  (re-exported)
 from .diagnostics import Diagnostic
 
-_SUPPRESS = re.compile(r"isalint:\s*(disable|disable-next-line)\s*=\s*([A-Za-z0-9_, ]+)")
+_SUPPRESS = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)")
 # a directive as a reader would take it, to tell what the suppression parser above does not follow
-_DIRECTIVE = re.compile(r"isalint:\s*(disable-next-line|disable)(?![\w-])(\s*=)?")
+_DIRECTIVE = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)(?![\w-])(\s*=)?")
 ASM_SUFFIXES = (".s", ".asm")
 
 
 def expand_paths(paths: list[str]) -> list[str]:
+    """The files to check: directories searched for .s/.asm, each file once (the first spelling)."""
     out: list[str] = []
+    seen: set[str] = set()
+
+    def add(p: str) -> None:
+        key = p if p == "-" else os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+
     for p in paths:
-        if os.path.isdir(p):
+        if p != "-" and os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(ASM_SUFFIXES))
+                for f in sorted(files):
+                    if f.endswith(ASM_SUFFIXES):
+                        add(os.path.join(root, f))
         else:
-            out.append(p)
+            add(p)
     return out
+
+
+def resolve_codes(tokens: list[str], available: list[str]) -> tuple[list[str], list[str]]:
+    """(codes or prefixes, unknown tokens) for codes, code prefixes, ALL and rule names
+    (``illegal-vopd-pair``)."""
+    out, unknown = [], []
+    names = None
+    for token in tokens:
+        upper = token.strip().upper()
+        if not upper:
+            continue
+        if upper == "ALL" or any(a.startswith(upper) for a in available):
+            out.append(upper)
+            continue
+        if names is None:
+            from . import rules as registry
+
+            names = registry.names()
+        code = names.get(token.strip().lower())
+        if code is not None:
+            out.append(code)
+        else:
+            unknown.append(token.strip())
+    return out, unknown
 
 
 def selected_codes(available: list[str], select: list[str] | None, ignore: list[str]) -> list[str]:
@@ -35,23 +71,71 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     return [c for c in chosen if not matches(c, ignore)]
 
 
+@dataclass
+class Directive:
+    """One code of one ``isalint: disable...`` comment."""
+
+    line: int  # the comment's line
+    column: int  # of the code in the comment
+    token: str  # as written
+    code: str  # the rule code it names (or ALL)
+    kind: str  # disable | disable-next-line | disable-file
+    used: bool = False
+
+    @property
+    def target(self) -> int | None:
+        """The line it silences (None: the whole file)."""
+        if self.kind == "disable-file":
+            return None
+        return self.line + 1 if self.kind == "disable-next-line" else self.line
+
+
+class Suppressions:
+    """The file's ``; isalint: disable=CODE`` (this line), ``disable-next-line=CODE`` and
+    ``disable-file=CODE`` comments; codes, ALL or rule names. Each records whether it silenced a finding."""
+
+    def __init__(self, source, available: list[str]):
+        self.directives: list[Directive] = []
+        for line in source.lines:
+            if not line.comment or "isalint" not in line.comment:
+                continue
+            for m in _SUPPRESS.finditer(line.comment):
+                offset = (line.comment_col or 1) + m.start(2)
+                pos = 0
+                for raw in m.group(2).split(","):
+                    token = raw.strip()
+                    col = offset + pos + (len(raw) - len(raw.lstrip()))
+                    pos += len(raw) + 1
+                    if not token:
+                        continue
+                    codes, _unknown = resolve_codes([token], available)
+                    code = codes[0] if codes else None
+                    if code is not None and (code == "ALL" or code in available):
+                        self.directives.append(Directive(line.number, col, token, code, m.group(1)))
+
+    def suppresses(self, code: str, line: int) -> bool:
+        """Whether a ``code`` finding at ``line`` is silenced; the directives that do are marked used."""
+        hit = False
+        for d in self.directives:
+            if d.code in (code, "ALL") and d.target in (None, line):
+                d.used = True
+                hit = True
+        return hit
+
+
 def suppressed_codes(source) -> dict[int, set[str]]:
-    """line number -> codes disabled there by inline comments."""
+    """line number -> codes disabled there by inline comments (file-wide ones under line 0)."""
+    from . import rules as registry
+
     out: dict[int, set[str]] = {}
-    for line in source.lines:
-        if not line.comment or "isalint" not in line.comment:
-            continue
-        for m in _SUPPRESS.finditer(line.comment):
-            codes = {c.strip().upper() for c in m.group(2).split(",") if c.strip()}
-            target = line.number + 1 if m.group(1) == "disable-next-line" else line.number
-            out.setdefault(target, set()).update(codes)
+    for d in Suppressions(source, registry.available()).directives:
+        out.setdefault(d.target or 0, set()).add(d.code)
     return out
 
 
 def suppression_problems(source, available: list[str]) -> list[str]:
-    """``path:line: ...`` for each inline directive that suppresses nothing it seems to: a bare
-    ``isalint: disable`` without codes, or a code no rule has (suppressions name whole codes)."""
-    known = set(available) | {"ALL"}
+    """``path:line: ...`` for each inline directive that cannot suppress anything: one without codes,
+    or naming a code or rule name no rule has (SUPP001 judges the codes that exist)."""
     out: list[str] = []
     for line in source.lines:
         if not line.comment or "isalint" not in line.comment:
@@ -67,22 +151,51 @@ def suppression_problems(source, available: list[str]) -> list[str]:
             listed = [c.strip() for c in codes.group(2).split(",") if c.strip()] if codes else []
             if not listed:
                 out.append(f"{where}: 'isalint: {directive}=' names no rule code; nothing suppressed")
-            bad = [c for c in listed if c.upper() not in known]
+            _found, bad = resolve_codes(listed, available)
+            bad += [c for c in listed if c.upper() not in ("ALL", *available) and c not in bad
+                    and c.upper() in _found]  # a prefix: suppressions name whole codes
             if bad:
                 out.append(f"{where}: unknown rule code(s) in 'isalint: {directive}': {', '.join(bad)} "
-                           "(suppressions name whole codes, like WAIT001); not suppressed")
+                           "(suppressions name whole codes or rule names, like WAIT001); not suppressed")
     return out
 
 
-def check_analysis(analysis, codes: list[str]) -> list[Diagnostic]:
+def check_analysis(analysis, codes: list[str], config: Config | None = None) -> list[Diagnostic]:
+    """The findings of the rules ``codes`` on one file: suppressions applied (an aggregated finding
+    drops its silenced sites), the configured severities set, sorted by place."""
     from . import rules as registry
 
+    available = registry.available()
+    suppressions = Suppressions(analysis.program.source, available)
+    analysis.suppressions = suppressions
     found: list[Diagnostic] = []
+    after: list = []
     for code in codes:
         rule = registry.load(code)
+        if hasattr(rule, "check_suppressions"):
+            after.append(rule)
+            continue
         found.extend(rule.check(analysis))
-    off = suppressed_codes(analysis.program.source)
-    if off:
-        found = [d for d in found if not ({d.code, "ALL"} & off.get(d.line, set()))]
+    found = [d for d in found if d.sites or not suppressions.suppresses(d.code, d.line)]
+    for rule in after:
+        found.extend(rule.check_suppressions(analysis, suppressions, codes, set(codes) >= set(available)))
+    if config is not None and config.severity:
+        overrides = severity_overrides(config.severity, available)
+        for d in found:
+            d.severity = overrides.get(d.code, d.severity)
     found.sort(key=Diagnostic.sort_key)
     return found
+
+
+def severity_overrides(table: dict[str, str], available: list[str]) -> dict[str, str]:
+    """code -> severity from ``[tool.isalint] severity`` (keys: codes, prefixes or rule names)."""
+    out: dict[str, str] = {}
+    for key, severity in table.items():
+        if severity not in SEVERITIES:
+            continue
+        codes, _unknown = resolve_codes([key], available)
+        for c in codes:
+            for a in available:
+                if a == c or a.startswith(c) or c == "ALL":
+                    out[a] = severity
+    return out

@@ -1,17 +1,20 @@
-"""``[tool.isalint]`` in pyproject.toml: found, read and checked.
+"""``[tool.isalint]`` in pyproject.toml (or the file ``--config`` names): found, read and checked.
 
 A configuration isalint cannot follow is an input error (exit 2) naming the file and line: a
-malformed pyproject.toml that mentions isalint, a key of the wrong type, an unknown rule code.
-Unknown keys are warnings, so that a newer configuration still runs on an older isalint.
+malformed pyproject.toml that mentions isalint, a key of the wrong type, an unknown rule code or
+name, a severity that is not one. Unknown keys are warnings, so that a newer configuration still
+runs on an older isalint.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 
 from .parse.source import InputError, read_limited
 
-KNOWN_KEYS = ("select", "ignore", "target")
+KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "severity", "target")
+SEVERITIES = ("error", "warning", "info")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -20,16 +23,36 @@ class ConfigError(InputError):
 
 
 class Config:
-    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None, target: str = "gfx1100",
-                 origin: str | None = None):
+    """The settings; code lists hold the tokens as written (codes, prefixes or rule names)."""
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
+                 extend_select: list[str] | None = None, per_file_ignores: dict[str, list[str]] | None = None,
+                 severity: dict[str, str] | None = None, target: str = "gfx1100", origin: str | None = None):
         self.select = select
         self.ignore = ignore if ignore is not None else []
+        self.extend_select = extend_select if extend_select is not None else []
+        self.per_file_ignores = per_file_ignores if per_file_ignores is not None else {}  # glob -> codes
+        self.severity = severity if severity is not None else {}  # code or name -> severity
         self.target = target
-        self.origin = origin  # the pyproject.toml it came from
+        self.origin = origin  # the pyproject.toml (or --config file) it came from
         self.warnings: list[str] = []
 
     def __repr__(self) -> str:
         return f"Config(select={self.select}, ignore={self.ignore}, target={self.target!r}, origin={self.origin!r})"
+
+    def ignored_for(self, path: str) -> list[str]:
+        """The codes ``per-file-ignores`` turns off for ``path``: a glob matches the path relative to
+        the configuration's directory, or the file's name."""
+        if not self.per_file_ignores:
+            return []
+        base = os.path.dirname(os.path.abspath(self.origin)) if self.origin else os.getcwd()
+        rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        name = os.path.basename(path)
+        out: list[str] = []
+        for glob, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(name, glob):
+                out.extend(codes)
+        return out
 
 
 def find_config(start: str) -> Config:
@@ -44,6 +67,21 @@ def find_config(start: str) -> Config:
         if parent == directory:
             return Config()
         directory = parent
+
+
+def load_config(path: str) -> Config:
+    """The configuration in the file ``--config`` names: its ``[tool.isalint]`` table (a
+    pyproject.toml), else its top-level keys (an isalint.toml). ConfigError when it cannot be read."""
+    try:
+        raw = read_limited(path, _MAX_BYTES)
+    except InputError as exc:
+        raise ConfigError(path, 1, f"cannot read the configuration: {exc.message}") from None
+    data, text = _toml(raw, path)
+    tool = data.get("tool")
+    section = tool.get("isalint") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(path, _line_of(text, "isalint"), "[tool.isalint] must be a table of settings")
+    return _config(section if section is not None else data, text, path)
 
 
 def unknown_codes(codes: list[str], available: list[str]) -> list[str]:
@@ -62,6 +100,17 @@ def _isalint_section(path: str) -> tuple[dict, str] | None:
     # the table's name holds "isalint": other projects' files need no TOML parser
     if b"isalint" not in raw:
         return None
+    data, text = _toml(raw, path)
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "isalint" not in tool:
+        return None
+    section = tool["isalint"]
+    if not isinstance(section, dict):
+        raise ConfigError(path, _line_of(text, "isalint"), "[tool.isalint] must be a table of settings")
+    return section, text
+
+
+def _toml(raw: bytes, path: str) -> tuple[dict, str]:
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -74,41 +123,51 @@ def _isalint_section(path: str) -> tuple[dict, str] | None:
     except UnicodeDecodeError as exc:
         raise ConfigError(path, raw.count(b"\n", 0, exc.start) + 1, "not UTF-8 text") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None) or _line_in_message(str(exc), text)
         raise ConfigError(path, line, f"invalid TOML: {str(exc).split(' (at ')[0]}") from None
-    tool = data.get("tool")
-    if not isinstance(tool, dict) or "isalint" not in tool:
-        return None
-    section = tool["isalint"]
-    if not isinstance(section, dict):
-        raise ConfigError(path, _line_of(text, "isalint"), "[tool.isalint] must be a table of settings")
-    return section, text
 
 
 def _config(section: dict, text: str, origin: str) -> Config:
     from . import rules as registry
+    from .checker import resolve_codes
 
     available = registry.available()
 
-    def codes(key: str) -> list[str]:
-        value = section[key]
+    def checked(key: str, value, where: str) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
             raise ConfigError(origin, _line_of(text, key),
-                              f'[tool.isalint] {key} must be a list of rule codes, like ["DUAL001", "WAIT"]')
-        upper = [c.strip().upper() for c in value]
-        unknown = unknown_codes(upper, available)
+                              f'{where} must be a list of rule codes or names, like ["DUAL001", "WAIT"]')
+        _codes, unknown = resolve_codes(value, available)
         if unknown:
-            raise ConfigError(origin, _line_of(text, key),
-                              f"unknown rule code(s) in [tool.isalint] {key}: {', '.join(unknown)}")
-        return upper
+            raise ConfigError(origin, _line_of(text, key), f"unknown rule code(s) or name(s) in {where}: "
+                                                          f"{', '.join(unknown)}")
+        return [c.strip() for c in value]
+
+    def table(key: str) -> dict:
+        value = section[key]
+        if not isinstance(value, dict):
+            raise ConfigError(origin, _line_of(text, key), f"[tool.isalint] {key} must be a table")
+        return value
 
     config = Config(origin=origin)
     if "select" in section:
-        config.select = codes("select")
+        config.select = checked("select", section["select"], "[tool.isalint] select")
     if "ignore" in section:
-        config.ignore = codes("ignore")
+        config.ignore = checked("ignore", section["ignore"], "[tool.isalint] ignore")
+    if "extend-select" in section:
+        config.extend_select = checked("extend-select", section["extend-select"], "[tool.isalint] extend-select")
+    if "per-file-ignores" in section:
+        config.per_file_ignores = {str(glob): checked(str(glob), codes, f"[tool.isalint] per-file-ignores {glob!r}")
+                                   for glob, codes in table("per-file-ignores").items()}
+    if "severity" in section:
+        for key, severity in table("severity").items():
+            checked(str(key), [str(key)], "[tool.isalint] severity")
+            if not isinstance(severity, str) or severity.lower() not in SEVERITIES:
+                raise ConfigError(origin, _line_of(text, str(key)), f"[tool.isalint] severity of {key}: "
+                                  f"{severity!r} is not one of {', '.join(SEVERITIES)}")
+            config.severity[str(key)] = severity.lower()
     if "target" in section:
         target = section["target"]
         if not isinstance(target, str) or not re.fullmatch(r"gfx\w+", target):

@@ -30,7 +30,13 @@ active (exec masks are not tracked) and workgroup ids below 2**24.
 ## The bank model
 - 4-byte banks; dword `d` is in bank `d % B`, `B` = 64 in WGP mode and 32 in CU
   mode (`.amdhsa_workgroup_processor_mode 0`, hipcc `-mcumode`: a wave only
-  uses its CU's half of the LDS).
+  uses its CU's half of the LDS). Source: the RDNA3 ISA guide, "Local Data
+  Share": the LDS of a WGP is 64 DWORD-wide banks in two sets of 32, each set
+  tied to one pair of SIMDs; DWORDs are placed in the banks serially; in CU mode
+  a wave's LDS space lies in the half of its own SIMD pair. That a WGP-mode
+  access counts its conflicts over all 64 banks in one pass is the model's
+  reading of that text (an assumption: the guide does not say how a pass is
+  served across the two sets).
 - The LDS serves 32 dwords (128 bytes) per pass: 32 lanes of a `b32` (or
   narrower) access, 16 lanes of a `b64`, 8 lanes of a `b96`/`b128`. Wider
   accesses are split into consecutive-lane passes and conflicts are counted
@@ -49,12 +55,21 @@ not spell out how the lanes of a 64- or 128-bit access are grouped, so the
 16 lanes for b64 and 8 lanes for b128). Treat the n of a wide access as the
 model's estimate; a b32 conflict needs no such assumption.
 
+## Severity
+A cost: the extra bank cycles of one access (`cycles - ideal`) times how often
+the code runs (as for BANK001). A **warning** when that is at least 1% of the
+kernel's modelled VALU issue cycles per wave, **info** below: a conflicted tile
+store before a GEMM's loop is info, the same store in the loop a warning. Unlike
+the VGPR-bank rules, code outside loops is not capped at info: a kernel without
+loops (a transpose) is all such code, and its conflicts are its cost. An
+address isalint cannot evaluate is info.
+
 ## Why it matters
 Conflicting lanes are served one after another: an 8-way conflict makes a
-store 8 times slower and holds the LDS for every wave of the CU. The worklog's
-kernel 4 stored the transposed A tile into `__shared__ float As[8][128]`: the 8
-rows are 512 bytes apart, the same 4 banks take 8 dwords each, and padding the
-rows to 132 floats removed the conflict (kernel 5).
+store 8 times slower and holds the LDS for every wave of the CU. A GEMM that
+stores its transposed A tile into `__shared__ float As[8][128]` puts the 8 rows
+512 bytes apart, the same 4 banks take 8 dwords each, and padding the rows to
+132 floats removes the conflict.
 
 ## Example
 ```asm
@@ -86,6 +101,8 @@ from isalint.hw.lds_banks import bank_conflicts
 from isalint.model.lanes.evaluator import evaluator_for
 from isalint.model.lanes.lds import ds_shape, lds_banks
 from isalint.model.lanes.values import Value
+
+from .cost import cost_note, cost_of, region_of, severity_for
 
 CODE = "LDS001"
 NAME = "lds-bank-conflict"
@@ -152,5 +169,11 @@ def check(analysis):
             cause = f"they are {c.byte_stride} bytes apart, a multiple of {4 * banks} (the bank period)"
         msg = (f"{c.degree}-way LDS bank conflict ({mode}): {_lanes_text(c.lanes, c.lane_step)} of "
                f"wave {c.wave} {verb} {len(c.lanes)} different dwords of bank {c.bank}: {cause}; "
-               f"{c.cycles} bank cycles instead of {c.ideal}; {_suggestion(c, banks)}")
-        yield at_instr(program, ins, CODE, SEVERITY, msg)
+               f"{c.cycles} bank cycles instead of {c.ideal}")
+        region = region_of(analysis, ins.index)
+        cost = cost_of(analysis, region, c.cycles - c.ideal)
+        # no cap for code outside loops: a kernel without loops (a transpose) is all such code
+        diag = at_instr(program, ins, CODE, severity_for(region, cost, cold_is_info=False), msg)
+        diag.cost = cost
+        diag.notes += [_suggestion(c, banks), cost_note(analysis, region, cost, "LDS bank cycles")]
+        yield diag

@@ -7,6 +7,11 @@ another, a single basic block of hundreds of thousands of FMAs for the
 dual-issue pairing search, and the like. The message names the analysis, the
 part of the file and how many instructions it did not check.
 
+## Severity
+Warning: part of the file was not checked (or not as fully as the rest). It is
+reported whatever `--select` says (like a syntax error in other linters),
+unless `--ignore LIMIT001` turns it off.
+
 ## Why it matters
 Every other rule's findings are complete except in the part named: a clean
 result there means "not checked", not "no problem". Real kernels stay far below
@@ -23,8 +28,6 @@ straight-line code
 Information about isalint itself: nothing to fix in the kernel. Split the file,
 or check the part named on its own.
 
-LIMIT001 is reported whatever `--select` says (like a syntax error in other
-linters), unless `--ignore LIMIT001` turns it off.
 """
 from __future__ import annotations
 

@@ -28,10 +28,20 @@ def _project(tmp_path, toml: str):
 
 
 @pytest.mark.parametrize("toml, message", [
-    ('[tool.isalint]\nselect = ["XYZ9"]\n', ":2: unknown rule code(s) in [tool.isalint] select: XYZ9"),
-    ('[tool.isalint]\nignore = ["WAIT001", "NOPE"]\n', ":2: unknown rule code(s) in [tool.isalint] ignore: NOPE"),
-    ("[tool.isalint]\nselect = 5\n", ':2: [tool.isalint] select must be a list of rule codes, like ["DUAL001", "WAIT"]'),
+    ('[tool.isalint]\nselect = ["XYZ9"]\n', ":2: unknown rule code(s) or name(s) in [tool.isalint] select: XYZ9"),
+    ('[tool.isalint]\nignore = ["WAIT001", "NOPE"]\n',
+     ":2: unknown rule code(s) or name(s) in [tool.isalint] ignore: NOPE"),
+    ("[tool.isalint]\nselect = 5\n",
+     ':2: [tool.isalint] select must be a list of rule codes or names, like ["DUAL001", "WAIT"]'),
     ("[tool.isalint]\n\nignore = [1, 2]\n", ":3: [tool.isalint] ignore must be a list of rule codes"),
+    ("[tool.isalint]\nextend-select = [\"nope-rule\"]\n",
+     ":2: unknown rule code(s) or name(s) in [tool.isalint] extend-select: nope-rule"),
+    ("[tool.isalint]\nper-file-ignores = 3\n", ":2: [tool.isalint] per-file-ignores must be a table"),
+    ("[tool.isalint]\nper-file-ignores = { \"gen_*.s\" = [\"XYZ\"] }\n",
+     ":2: unknown rule code(s) or name(s) in [tool.isalint] per-file-ignores 'gen_*.s': XYZ"),
+    ("[tool.isalint.severity]\nBANK001 = \"fatal\"\n",
+     ":2: [tool.isalint] severity of BANK001: 'fatal' is not one of error, warning, info"),
+    ("[tool.isalint.severity]\nNOPE1 = \"info\"\n", ":2: unknown rule code(s) or name(s) in [tool.isalint] severity: NOPE1"),
     ("[tool.isalint]\ntarget = 5\n", ':2: [tool.isalint] target must be a name like "gfx1100"'),
     ("[tool]\nisalint = 5\n", ":2: [tool.isalint] must be a table of settings"),
     ("[tool.isalint]\nselect = [\n", ":2: invalid TOML: "),
@@ -62,25 +72,32 @@ def test_other_tools_configuration_is_not_read(tmp_path):
 def test_unknown_key_is_a_warning(tmp_path):
     f = _project(tmp_path, '[tool.isalint]\nselct = ["WAIT"]\n')
     assert find_config(str(f)).warnings == [
-        f"{tmp_path / 'pyproject.toml'}:2: unknown key 'selct' in [tool.isalint] (known: select, ignore, target); ignored"]
+        f"{tmp_path / 'pyproject.toml'}:2: unknown key 'selct' in [tool.isalint] (known: select, ignore, "
+        "extend-select, per-file-ignores, severity, target); ignored"]
     code, out, err = run("check", f)
     assert code == 0
     assert err.startswith("isalint: warning: ") and "unknown key 'selct'" in err
 
 
 def test_valid_configuration_still_applies(tmp_path):
-    f = _project(tmp_path, '[tool.isalint]\nselect = ["parse"]\nignore = ["WAIT001"]\ntarget = "gfx1101"\n')
+    f = _project(tmp_path, '[tool.isalint]\nselect = ["parse", "vgpr-bank-conflict"]\nignore = ["WAIT001"]\n'
+                           'target = "gfx1101"\nper-file-ignores = { "k*.s" = ["DUAL002"] }\n'
+                           '[tool.isalint.severity]\nBANK001 = "Error"\n')
     config = find_config(str(f))
-    assert (config.select, config.ignore, config.target, config.warnings) == (["PARSE"], ["WAIT001"], "gfx1101", [])
+    assert (config.select, config.ignore, config.target, config.warnings) == (["parse", "vgpr-bank-conflict"],
+                                                                              ["WAIT001"], "gfx1101", [])
+    assert (config.per_file_ignores, config.severity) == ({"k*.s": ["DUAL002"]}, {"BANK001": "error"})
+    assert config.ignored_for(str(f)) == ["DUAL002"]
 
 
 @pytest.mark.parametrize("comment, problem", [
     ("; isalint: disable=NOPE999", "k.s:1: unknown rule code(s) in 'isalint: disable': NOPE999 (suppressions name "
-                                   "whole codes, like WAIT001); not suppressed"),
+                                   "whole codes or rule names, like WAIT001); not suppressed"),
     ("; isalint: disable", "k.s:1: 'isalint: disable' names no rule: write 'isalint: disable=CODE[,CODE]' (or =ALL); "
                            "nothing suppressed"),
     ("// isalint: disable-next-line", "k.s:1: 'isalint: disable-next-line' names no rule"),
     ("; isalint: disable=WAIT", "k.s:1: unknown rule code(s) in 'isalint: disable': WAIT "),
+    ("; isalint: disable-file", "k.s:1: 'isalint: disable-file' names no rule"),
     ("; isalint: disable=PARSE001 because reasons", "k.s:1: unknown rule code(s) in 'isalint: disable': PARSE001 because"),
     ("; isalint: disable=", "k.s:1: 'isalint: disable=' names no rule code; nothing suppressed"),
 ])
@@ -92,7 +109,7 @@ def test_suppression_that_suppresses_nothing_is_reported(comment, problem):
 
 @pytest.mark.parametrize("comment", [
     "; isalint: disable=PARSE001", "; isalint: disable=parse001, wait001", "; isalint: disable-next-line=ALL",
-    "; the isalint: disable-file idea", "; isalint is nice",
+    "; isalint: disable=vgpr-bank-conflict", "; isalint: disable-file=DUAL002", "; isalint is nice",
 ])
 def test_working_suppressions_are_not_reported(comment):
     source = parse_text(f"v_mov_b32 v1, v2 {comment}\ns_endpgm\n", "k.s")
@@ -105,7 +122,7 @@ def test_suppression_problem_is_a_warning_on_the_command_line(tmp_path):
     code, out, err = run("check", f)
     assert code == 0
     assert err == (f"isalint: warning: {f}:1: unknown rule code(s) in 'isalint: disable': NOPE999 (suppressions "
-                   "name whole codes, like WAIT001); not suppressed\n")
+                   "name whole codes or rule names, like WAIT001); not suppressed\n")
 
 
 @settings(max_examples=300, deadline=None)

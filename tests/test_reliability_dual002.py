@@ -46,21 +46,21 @@ def test_candidates_beyond_the_budget_are_counted_in_a_finding(monkeypatch):
 def test_every_candidate_of_a_long_block_gets_a_verdict():
     """300 FMAs in a loop: three groups; each FMA is in a suggested pair or told why it stays single."""
     analysis, found = _check(shapes.fma_block(300), ["DUAL002"])
-    lines = {d.line for d in found}
-    pairs = [d for d in found if "can issue as one VOPD" in d.message]
-    partners = {int(d.message.split(" and line ")[1].split(" ")[0]) for d in pairs}
+    sites = [s for d in found for s in (d.sites or [d])]
+    pairs = [s for s in sites if "can issue as one VOPD" in s.message]
+    partners = {int(s.message.split("with line ")[1].split(" ")[0]) for s in pairs}
     fmas = {i.lineno for i in analysis.program.instrs if i.opcode == "v_fmac_f32_e32"}
-    assert fmas == lines | partners
+    assert fmas == {s.line for s in sites} | partners
     assert not analysis.program.limits
 
 
 def test_failure_inside_the_fix_probe_is_not_swallowed(monkeypatch):
-    import isalint.rules.dual002 as rule
+    import isalint.model.fma_block as fma_block
 
     def boom(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(rule, "find_block", boom)
+    monkeypatch.setattr(fma_block, "find_block", boom)
     with pytest.raises(MemoryError):
         _check(shapes.fma_block(8), registry.available())
 

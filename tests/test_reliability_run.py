@@ -91,7 +91,7 @@ def test_kernels_json_of_the_wrong_shape_is_no_entry(tmp_path):
     shutil.copy(NAIVE, tmp_path / "gemm_naive.s")
     for doc in ("[1, 2]", '{"kernels": [1]}', '{"kernels": {"gemm_naive.s": 5}}', "[" * 100000):
         (tmp_path / "kernels.json").write_text(doc)
-        assert geometry(tmp_path / "gemm_naive.s", 128).source.startswith("kernel5 convention")
+        assert geometry(tmp_path / "gemm_naive.s", 128).source != "kernels.json"
 
 
 def test_division_by_zero_in_kernels_json_is_exit_2(tmp_path):

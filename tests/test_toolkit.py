@@ -203,3 +203,104 @@ def test_edits_by_instruction_keep_every_other_byte():
         expected += {0: ["\ts_nop 0", line.text], 1: ["\ts_nop 1", "\ts_nop 2"], 2: ["\ts_nop 3"]}.get(k, [line.text])
     assert out.split("\r\n") == expected + [""]
     assert Edits(program).render() == raw.decode()
+
+
+def test_rewritten_view_drops_and_adds_reads_in_every_register_file():
+    # the first load of gmem_chained's loop reads its address v[137:138]; once the load takes it from
+    # elsewhere, the pair and the VCC of the 64-bit add before it are dead, and the add with them
+    from isalint.fixes.toolkit import rewritten_view
+    from isalint.model.liveness import Liveness
+
+    a = _analysis(KERNELS / "gmem_chained.s")
+    prog = a.program
+    load = next(i for i, ins in enumerate(prog.instrs) if ins.text() == "global_load_b32 v137, v[137:138], off")
+    ci = next(i for i in range(load, 0, -1) if prog.instrs[i].text().startswith("v_add_co_ci_u32_e32 v138"))
+    before = Liveness(prog)
+    assert {"v137", "v138"} <= before.live_in(load) and "vcc_lo" in before.live_in(ci)
+    view = rewritten_view(prog, set(), {load: {"v137", "v138"}})
+    lv = Liveness(view)
+    assert "v138" not in lv.live_in(load) and not (lv.def_mask[ci] & lv.live_out_mask(ci))
+    removed = Liveness(rewritten_view(prog, {ci}, {load: {"v137", "v138"}}))
+    assert "vcc_lo" not in removed.live_out(ci - 1)  # nothing reads the carry of the low add any more
+    added = Liveness(rewritten_view(prog, set(), {load: {"v137", "v138"}}, {load: {"s40"}}))
+    assert "s40" in added.live_in(load) and "s40" not in lv.live_in(load)
+    assert prog.instrs[load].uses != view.instrs[load].uses  # the program itself is untouched
+
+
+# --------------------------------------------------------------------------------------------
+# Waits re-derived at the places the code waited
+
+
+def _loop_without_lds_waits(path, label):
+    """(analysis, loop, the loop body's Instr without its lgkmcnt waits, the slots they stood at,
+    the waits they had in order)."""
+    from isalint.fixes.toolkit import parse_lines
+    from isalint.model.waitcnt import wait_thresholds
+
+    analysis = _analysis(path)
+    loop = analysis.cfg.find_loop(label)
+    body = [analysis.program.instrs[i] for i in analysis.loop_indices(loop)]
+    kept, slots, had = [], set(), []
+    for ins in body:
+        thr = wait_thresholds(ins) if ins.klass == "waitcnt" else None
+        if thr and "lgkmcnt" in thr:
+            slots.add(len(kept))
+            had.append(thr["lgkmcnt"])
+            continue
+        kept.append(ins.line.text)
+    return analysis, loop, parse_lines(kept), slots, had
+
+
+def test_plan_at_slots_finds_the_compilers_waits_again():
+    """gemm_lds_padded's inner loop: its 4 lgkmcnt waits, taken out and re-derived at their places,
+    come back with the compiler's values."""
+    from isalint.fixes.toolkit import plan_loop_at_slots, state_entering
+
+    analysis, loop, seq, slots, had = _loop_without_lds_waits(KERNELS / "gemm_lds_padded.s", ".LBB0_9")
+    waits, _ = plan_loop_at_slots(seq, slots, state_entering(analysis, loop), ("lgkmcnt",))
+    assert sorted(waits) == sorted(slots)
+    assert [waits[p]["lgkmcnt"] for p in sorted(waits)] == had == [3, 2, 1, 0]
+
+
+def test_plan_at_slots_keeps_one_wait_where_the_code_had_one():
+    """kernel6_style.s waits once for all 12 loads before its 64 FMAs: re-derived at that place it
+    stays one lgkmcnt(0), where waiting as loosely as each FMA allows would take 8."""
+    from isalint.fixes.toolkit import plan_loop_at_slots, state_entering
+    from isalint.model.counters import plan_loop_waits
+
+    analysis, loop, seq, slots, had = _loop_without_lds_waits(KERNELS / "kernel6_style" / "kernel6_style.s",
+                                                              ".LBB0_1")
+    entry = state_entering(analysis, loop)
+    waits, _ = plan_loop_at_slots(seq, slots, entry, ("lgkmcnt",))
+    assert had == [0] and waits == {min(slots): {"lgkmcnt": 0}}
+    assert len(plan_loop_waits(seq, entry, counters=["lgkmcnt"])) == 8
+
+
+def test_plan_at_slots_gives_a_later_load_its_own_wait():
+    from isalint.fixes.toolkit import parse_lines, plan_at_slots
+    from isalint.model.counters import CounterState
+
+    seq = parse_lines(["\tds_load_b32 v1, v0", "\tds_load_b32 v2, v0 offset:4", "\tv_add_f32_e32 v3, v1, v1",
+                       "\tds_load_b32 v4, v0 offset:8", "\tv_add_f32_e32 v5, v4, v4"])
+    waits, after = plan_at_slots(seq, {2}, CounterState(), ("lgkmcnt",))
+    # The slot before the first add serves it (v1: 1 load after it); v4 was issued after the slot.
+    assert waits == {2: {"lgkmcnt": 1}, 4: {"lgkmcnt": 0}}
+    assert not after.pending
+
+
+def test_wait_to_cover_on_the_exit_of_kernel5s_loop(kernel5):
+    from isalint.fixes.toolkit import state_leaving, wait_to_cover
+    from isalint.model.counters import Event
+
+    analysis = _analysis(kernel5)
+    loop = analysis.cfg.find_loop(".LBB0_9")
+    old = state_leaving(analysis, loop.latch)
+    assert wait_to_cover(old, old) == {}
+    new = old.copy()
+    new.issue(10**6, Event("lgkmcnt", "lds", ("v7",)))
+    new.issue(10**6 + 1, Event("lgkmcnt", "lds", ("v8",)))
+    assert wait_to_cover(new, old) == {"lgkmcnt": 0}
+    new.wait({"lgkmcnt": 1})
+    assert new.entries("v7") == [] and wait_to_cover(new, old) == {"lgkmcnt": 0}
+    new.wait({"lgkmcnt": 0})
+    assert wait_to_cover(new, old) == {}

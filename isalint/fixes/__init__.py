@@ -3,8 +3,9 @@
 A pass is a module (``metadata``) or, when it needs several, a package (``dual_fmac``) exposing
 ``apply(analysis, options: dict) -> FixResult``; it raises :class:`FixRefused` with a clear reason
 when it cannot prove its rewrite safe. A pass that may change metadata only sets
-``ONLY_METADATA = True`` (its result is then validated by comparing machine code). Passes use
-:mod:`isalint.fixes.toolkit` and the model, never another pass. :data:`PASSES` lists them by the
+``ONLY_METADATA = True`` (its result is then validated by comparing machine code); one whose code
+depends on the GEMM size at run time sets ``VALIDATE_SIZES`` (validated at each of those sizes).
+Passes use :mod:`isalint.fixes.toolkit` and the model, never another pass. :data:`PASSES` lists them by the
 name of their ``isalint fix`` option.
 """
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 
 PASSES = {
     "dual_fmac": "isalint.fixes.dual_fmac",
+    "unroll": "isalint.fixes.unroll",
+    "batch_gmem": "isalint.fixes.batch_gmem",
     "metadata": "isalint.fixes.metadata",
 }
 

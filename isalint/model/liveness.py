@@ -157,7 +157,7 @@ def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     for stmt, info, slots in zip(instr.stmts, instr.infos, instr.slots):
         if info is None:
             continue
-        d16 = "_d16" in stmt.mnemonic
+        d16 = "_d16" in info.mnemonic
         bits = {spec.name: spec.bits for spec in info.operands}
         for slot in slots:
             if slot.role in ("def", "defuse") and (

@@ -64,10 +64,27 @@ def _summary_lines(s: dict) -> list[str]:
         f"({s['vopd_fma']} FMAs), {s['single_fma']} single",
         f"FMAs issued as VOPD   {share}",
         f"stall cycles          {s['stall_cycles']} (in {s['stalled_instructions']} instructions)",
-        f"register-file reads   {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
+        f"register-file port reads {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
         f"{s['src2_reads']} accumulator reads",
         f"LDS operations        {s['lds_ops']} ({s['lds_ops_per_fma']:.4g} per FMA)",
         f"VALU issue cycles     {s['issue_cycles']}{' per iteration' if s['loop'] else ''} (modelled)",
+    ] + _k_step_lines(s)
+
+
+def _k_step_lines(s: dict) -> list[str]:
+    """Per k-step figures, which compare a loop with its unrolled form (one iteration of an unrolled
+    loop is several k-steps)."""
+    per = s.get("per_k_step")
+    if not per:
+        return []
+    n = s["k_steps"]
+    fmas = s["fma"] // n
+    return [
+        f"k-steps               {n} per {'iteration' if s['loop'] else 'run'} ({fmas} FMAs each, one per accumulator)",
+        f"per k-step            {per['instructions']:g} instructions ({per['valu']:g} VALU, "
+        f"{per['salu_branch']:g} SALU/branch, {per['waits']:g} s_waitcnt)",
+        f"                      {per['issue_cycles']:g} VALU issue cycles, {per['stall_cycles']:g} stall cycles "
+        "(modelled)",
     ]
 
 

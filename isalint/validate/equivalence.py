@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -91,12 +91,14 @@ def run_kernel(kernel: Kernel, launch: Launch, seed: int, latency):
 
 
 def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(64, 4096),
-                  kernel_name: str | None = None, shapes=None, check=None, times=None) -> Outcome:
+                  kernel_name: str | None = None, shapes=None, check=None, times=None, stage=None) -> Outcome:
     """Run both programs with ``make_launch(kernel) -> Launch`` and compare every buffer bit for bit.
 
-    ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM).
+    ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM);
+    ``stage(text)`` is told what is being done (a progress display).
     """
     times = times if times is not None else {}
+    stage = stage or (lambda text: None)
     try:
         ko = Kernel(orig_prog, kernel_name)
         kc = Kernel(cand_prog, kernel_name)
@@ -105,10 +107,12 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
     except (LaunchError, gemm_mod.GemmError) as exc:
         return Outcome(ERROR, str(exc), times=times)
     try:
+        stage(f"emulating the original ({_workgroups(lo)})")
         ro = ko.run(lo, seed=seed, latency=latency)
     except EmulationError as exc:
         return Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)
     try:
+        stage(f"emulating the candidate ({_workgroups(lc)})")
         rc = kc.run(lc, seed=seed, latency=latency)
     except Unimplemented as exc:
         return Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)
@@ -117,6 +121,7 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
     for key in ("compile", "execute"):
         times[key] = times.get(key, 0.0) + ro.times.get(key, 0.0) + rc.times.get(key, 0.0)
     t0 = time.perf_counter()
+    stage("comparing the buffers")
     equal, lines = compare_runs(ro, rc, shapes)
     notes = [f"note (original): {n}" for n in ro.notes] + [f"note (candidate): {n}" for n in rc.notes]
     extra: list[str] = []
@@ -140,11 +145,20 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
     return Outcome(status, msg, lines[1:] + extra + notes, times)
 
 
+def _workgroups(launch) -> str:
+    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    return f"{n} workgroup{'s' if n != 1 else ''} of {launch.block[0] * launch.block[1] * launch.block[2]} threads"
+
+
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
-                  overrides: dict | None = None):
-    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``."""
-    geo = gemm_mod.geometry(path, n, grid, block)
+                  overrides: dict | None = None, inputs: tuple | None = None, required=None):
+    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
+    the A, B, C matrices to use instead of seeded random ones; ``required``: the kernel's
+    ``.reqd_workgroup_size``."""
+    geo = gemm_mod.geometry(path, n, grid, block, required)
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
+    if inputs is not None:
+        prob = replace(prob, a=inputs[0], b=inputs[1], c=inputs[2])
 
     def make(kernel: Kernel) -> Launch:
         if not gemm_mod.has_gemm_abi(kernel.kernel):
@@ -164,15 +178,19 @@ def gemm_check(prob):
     return check
 
 
-def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256) -> str | None:
+def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256, grid=None,
+                  block=None, stage=None) -> str | None:
     """None when the candidate is proven to compute what the original computes, else why not.
 
     Both texts must assemble with a gfx11 toolchain; a kernel with the GEMM ABI is then emulated
-    at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit.
+    at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit, launched
+    with ``grid``/``block`` (default: see :func:`isalint.validate.gemm.geometry`).
     """
     from ..parse.source import InputError
     from .toolchain import ToolchainError, ToolchainNotFound, find_toolchain
 
+    stage = stage or (lambda text: None)
+    stage("assembling the original and the rewritten kernel")
     try:
         tc = find_toolchain(need_linker=False)
     except ToolchainNotFound as exc:
@@ -194,11 +212,15 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
                "automatically; use 'isalint validate' with --grid/--block/--arg"
     for alpha, beta in ((1.0, 0.0), (1.5, -0.75)):
         try:
-            make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1)
+            make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1, grid=grid, block=block,
+                                            required=gemm_mod.required_block(orig))
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
         out = validate_pair(orig, cand, make, seed=1, shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n),
-                                                              "c": (gemm_n, gemm_n)}, check=gemm_check(prob))
+                                                              "c": (gemm_n, gemm_n)}, check=gemm_check(prob),
+                            stage=lambda text, a=alpha, b=beta: stage(f"GEMM N={gemm_n}, alpha={a:g}, "
+                                                                      f"beta={b:g}: {text}"))
         if out.status != EQUAL:
-            return f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta})"
+            return (f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta}; grid {'x'.join(map(str, geo.grid))}, "
+                    f"block {'x'.join(map(str, geo.block))}: {geo.source})")
     return None

@@ -18,7 +18,9 @@ Registers (:mod:`.registers`) — files ``"v"`` (v0-v255) and ``"s"`` (s0-s105)
     ``LiveRegisters(program, file)``: ``block_in(b)``, ``block_out(b)``, ``before(i)``, ``after(i)``
     (register numbers). ``hidden_view(program, hide_all, hide_defs, hide_uses, file)``: the program with
     the code a pass replaces set aside, for liveness of the rest (hide the reads
-    :func:`isalint.model.liveness.ignorable_reads` finds too). ``busy_registers(program, at, file)``,
+    :func:`isalint.model.liveness.ignorable_reads` finds too). ``rewritten_view(program, removed,
+    drop_uses, add_uses)``: the same in every register file by name, with reads added where new code
+    will read. ``busy_registers(program, at, file)``,
     ``in_flight(counters, at, file, ignore)`` (loads still to write). ``free_registers(program, at, file,
     count=1, limit=None)``: first registers of free runs of ``count``, SGPR runs aligned (pairs even,
     wider runs by 4), under ``limit`` (default: the kernel's declared count, :func:`declared_count`).
@@ -42,7 +44,9 @@ Counts (:mod:`.counts`)
 Waits (:mod:`.waits`)
     ``parse_lines(lines)`` (instructions of new code, for :func:`isalint.model.counters.plan_waits` /
     ``plan_loop_waits``), ``strip_counter(wait, "lgkmcnt")``, ``state_entering(analysis, loop)``,
-    ``state_leaving(analysis, block)``.
+    ``state_leaving(analysis, block)``; ``plan_at_slots(seq, slots, entry)`` /
+    ``plan_loop_at_slots(...)`` (waits re-derived at the places the code waited),
+    ``wait_to_cover(new_state, old_state)`` (where new code rejoins old), ``wait_lines(indent, thr)``.
 Verify (:mod:`.verify`)
     ``reparse(text, path) -> Analysis``, ``check_understood(ins)``, ``check_vopd(ins)``,
     ``check_no_new_wait_hazards(old_program, new_program)``: "internal error" refusals.
@@ -87,16 +91,18 @@ from .edits import Edits, indent_of, indent_of_text
 from .labels import Labels
 from .moves import Edge, EdgePlacer, block_edges, entry_edges, exit_edges, move_lines, sequential_moves
 from .registers import (LiveRegisters, SgprBudget, busy_registers, declared_count, free_registers,
-                        hidden_view, highest_register, in_flight, register_numbers, sgpr_budget, special_free,
-                        waves_with_vgprs)
+                        hidden_view, highest_register, in_flight, register_numbers, rewritten_view, sgpr_budget,
+                        special_free, waves_with_vgprs)
 from .verify import check_no_new_wait_hazards, check_understood, check_vopd, reparse
-from .waits import parse_lines, state_entering, state_leaving, strip_counter
+from .waits import (parse_lines, plan_at_slots, plan_loop_at_slots, state_entering, state_leaving, strip_counter,
+                    wait_lines, wait_to_cover)
 
 __all__ = [
     "Edge", "EdgePlacer", "Edits", "Labels", "LiveRegisters", "SgprBudget", "block_edges", "busy_registers",
     "check_no_new_wait_hazards", "check_understood", "check_vopd", "declared_count", "entry_edges",
     "exit_edges", "free_registers", "hidden_view", "highest_register", "in_flight", "indent_of",
-    "indent_of_text", "move_lines", "parse_lines", "raise_counts", "refresh_counts", "register_numbers",
-    "reparse", "rewrite_counts", "sequential_moves", "sgpr_budget", "special_free", "state_entering",
-    "state_leaving", "strip_counter", "waves_with_vgprs",
+    "indent_of_text", "move_lines", "parse_lines", "plan_at_slots", "plan_loop_at_slots", "raise_counts",
+    "refresh_counts", "register_numbers", "reparse", "rewritten_view", "rewrite_counts", "sequential_moves",
+    "sgpr_budget", "special_free", "state_entering", "state_leaving", "strip_counter", "wait_lines", "wait_to_cover",
+    "waves_with_vgprs",
 ]

@@ -23,6 +23,7 @@ class Outcome:
     summaries: list[str] = field(default_factory=list)  # one per pass that ran
     refused: tuple[str, str] | None = None  # (pass name, reason) of the pass that refused
     only_metadata: bool = False  # every pass that ran may change metadata only
+    sizes: tuple[int, ...] = (256,)  # GEMM sizes to validate at: every size a pass asks for
 
     @property
     def changed(self) -> bool:
@@ -39,11 +40,14 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     out = Outcome(original, original)
     modules = [importlib.import_module(PASSES[name]) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
+    # a pass whose code depends on N (strides computed at run time) asks, with VALIDATE_SIZES, for
+    # more than one size
+    out.sizes = tuple(sorted({n for m in modules for n in getattr(m, "VALIDATE_SIZES", (256,))}))
     for n, (name, module) in enumerate(zip(names, modules)):
         try:
             result = module.apply(analysis, options)
         except FixRefused as exc:
-            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata)
+            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.sizes)
         out.text = result.text
         out.summaries.append(result.summary)
         if n < len(names) - 1:
@@ -51,12 +55,14 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     return out
 
 
-def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False) -> str | None:
+def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
+             grid=None, block=None, stage=None) -> str | None:
     """None when the candidate is proven equal to the original, else the reason it is not.
 
     A rewrite that only changes metadata must leave the machine code byte-identical: both files are
     assembled and their ``.text`` sections compared. Other rewrites are run against the original in
-    the emulator.
+    the emulator, launched with ``grid``/``block`` (default: the kernel's ``.reqd_workgroup_size``,
+    else 128 threads on N/128 x N/128 workgroups).
     """
     if code_unchanged:
         return _same_code(path, original, candidate)
@@ -64,7 +70,8 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
         from ...validate import equivalence
     except ImportError:
         return "the validator is not available in this installation"
-    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n)
+    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n, grid=grid, block=block,
+                                     stage=stage)
 
 
 def _same_code(path: str, original: str, candidate: str) -> str | None:

@@ -87,6 +87,31 @@ def hidden_view(program, hide_all: set[int], hide_defs: dict[int, set[int]], hid
     return view
 
 
+def rewritten_view(program, removed: set[int], drop_uses: dict[int, set[str]] | None = None,
+                   add_uses: dict[int, set[str]] | None = None):
+    """A copy of ``program`` as a rewrite will leave it, for liveness in every register file (VGPRs,
+    SGPRs, SCC, VCC): the instructions ``removed`` read and write nothing, and at an instruction
+    (index -> register names) the ``drop_uses`` reads are gone and the ``add_uses`` reads are added,
+    e.g. the registers new code inserted there will read."""
+    from ...model.program import Program
+
+    drop_uses, add_uses = drop_uses or {}, add_uses or {}
+    instrs = []
+    for ins in program.instrs:
+        i = ins.index
+        if i in removed:
+            ins = replace(ins, defs=[], uses=[])
+        elif i in drop_uses:
+            ins = replace(ins, uses=[r for r in ins.uses if r not in drop_uses[i]])
+        if i in add_uses:
+            ins = replace(ins, uses=list(dict.fromkeys(list(ins.uses) + sorted(add_uses[i]))))
+        instrs.append(ins)
+    view = Program(program.source, program.target, instrs, program.labels, program.label_lines,
+                   program.kernels, program.metadata_text)
+    view._cfg = program.cfg()
+    return view
+
+
 def busy_registers(program, at, file: str = "v", *, exclude_pending: bool = False, counters=None) -> set[int]:
     """Numbers of the ``file`` registers live around, or read or written by, any instruction of ``at``
     (and, with ``exclude_pending``, written by a load still in flight there)."""
