@@ -137,6 +137,10 @@ def command_line(rng: random.Random, path: str) -> list[str]:
         ["report", path],
         ["fix", "--metadata", "--no-validate", "--diff", path],
         ["fix", "--dual-fmac", "--no-validate", "--diff", path],
+        ["fix", rng.choice(("--unroll", "--batch-gmem")), "--no-validate", "--diff", path],
+        ["estimate", "--format", "json", path],
+        ["estimate", "--gemm", rng.choice(("64", "4096", "99968", "2147483648", "0", "-5")), path],
+        ["optimize", "--no-validate", "--format", "json", path],
         ["explain", rng.choice(("DUAL001", "nope", "LIMIT001", "parse001", ""))],
     ))
 
@@ -166,8 +170,10 @@ def run_in_process(args: list[str]) -> Outcome:
 
 
 def seconds_allowed(nbytes: int) -> float:
-    """The time bound of one run: linear in the input (a few milliseconds a KiB, generously)."""
-    return 20.0 + nbytes * 5e-5
+    """The time bound of one run: linear in the input (a few milliseconds a KiB, generously), above
+    the fixed caps of some analyses (estimate follows the scalar program for at most 20,000,000
+    instructions: about 20 s on a loaded machine)."""
+    return 60.0 + nbytes * 5e-5
 
 
 def verdict(o: Outcome, nbytes: int) -> str | None:

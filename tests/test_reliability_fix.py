@@ -178,3 +178,24 @@ def test_diff_exits_1_when_there_is_a_change_and_0_when_not(tmp_path, assembler)
     assert b".amdhsa_next_free_vgpr 100" in path.read_bytes()  # --diff alone writes nothing
     code, out, err = run("fix", "--metadata", "--diff", NAIVE)
     assert (code, out) == (0, "")
+
+
+# -- the other commands that write or read files beside the kernel ------------------------------------
+
+def test_optimize_checks_its_output_before_working(tmp_path):
+    for path, kind in _special_files(tmp_path):
+        code, out, err = run("optimize", NAIVE, "-o", path)
+        assert code == 2 and f"{path}: not a regular file ({kind})" in err
+    code, out, err = run("optimize", NAIVE, "-o", "/nonexist/dir/k.s")
+    assert code == 2 and err == "isalint: /nonexist/dir/k.s: cannot write: no such directory /nonexist/dir\n"
+
+
+def test_run_checks_save_before_running_and_refuses_a_fifo_as_input(tmp_path):
+    code, out, err = run("run", NAIVE, "--gemm", 16, "--save", "/nonexist/dir/c.npy")
+    assert code == 2 and err == "isalint: /nonexist/dir/c.npy: cannot write: no such directory /nonexist/dir\n"
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "a.npy"
+    os.mkfifo(fifo)
+    code, out, err = run("run", NAIVE, "--gemm", 16, "--inputs", f"{fifo},{fifo},{fifo}")
+    assert code == 2 and err == f"isalint: {fifo}: not a regular file\n"

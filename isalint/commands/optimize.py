@@ -152,6 +152,14 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         fail(f"--steps {steps_text!r}: choose from {', '.join(STEPS)}")
     if not (output or show_diff):
         fail("say where the result goes: -o OUT.s or --diff")
+    from ..fixes.toolkit.destination import DestinationError, check_destination, holds, write
+
+    destination = None
+    if output:  # checked before the work, as fix does
+        try:
+            destination = check_destination(output)
+        except DestinationError as exc:
+            fail(str(exc))
     analysis = load_analysis(path)
     original = analysis.program.source.render()
     try:
@@ -207,9 +215,14 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
     if show_diff:
         click.echo("".join(difflib.unified_diff(original.splitlines(True), final.splitlines(True), fromfile=path,
                                                 tofile=output or path)), nl=False)
-    if output:
-        from ..fixes.toolkit.pipeline import write_atomic
-
-        write_atomic(output, final)
-        click.echo(f"isalint: wrote {output}", err=True)
+    if destination is not None:
+        data = final.encode("utf-8", "surrogateescape")
+        if holds(destination, data):
+            click.echo(f"isalint: {output} already holds the result; left untouched", err=True)
+        else:
+            try:
+                write(destination, data)
+            except DestinationError as exc:
+                fail(str(exc))
+            click.echo(f"isalint: wrote {output}", err=True)
 

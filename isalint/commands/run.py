@@ -47,6 +47,13 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         fail(str(exc))
     if (inputs or save_path) and gemm_n is None:
         fail("--inputs and --save need --gemm N")
+    if save_path:  # checked before the run, which may take minutes
+        from ..fixes.toolkit.destination import DestinationError, check_destination
+
+        try:
+            check_destination(save_path)
+        except DestinationError as exc:
+            fail(str(exc))
     matrices = _load_inputs(inputs, gemm_n) if inputs else None
     t0 = time.perf_counter()
     try:
@@ -101,6 +108,9 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
 
 def _load_inputs(text: str, n: int) -> tuple:
     """The A, B, C matrices of ``--inputs A.npy,B.npy,C.npy``: N x N float32 each."""
+    import os
+    import stat
+
     import numpy as np
 
     paths = [p.strip() for p in text.split(",")]
@@ -109,12 +119,14 @@ def _load_inputs(text: str, n: int) -> tuple:
     out = []
     for name, p in zip("ABC", paths):
         try:
-            m = np.load(p, allow_pickle=False)
+            if not stat.S_ISREG(os.stat(p).st_mode):
+                fail(f"{p}: not a regular file")
+            m = np.load(p, mmap_mode="r", allow_pickle=False)  # the header first: the shape is checked unread
         except (OSError, ValueError) as exc:
             fail(f"{p}: cannot read {name} as .npy: {exc}")
         if m.shape != (n, n) or m.dtype != np.float32:
             fail(f"{p}: {name} must be a {n} x {n} float32 matrix, not {'x'.join(map(str, m.shape))} {m.dtype}")
-        out.append(np.ascontiguousarray(m))
+        out.append(np.array(m))  # a copy in memory, not the mapped file
     return tuple(out)
 
 
