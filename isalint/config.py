@@ -84,11 +84,6 @@ def load_config(path: str) -> Config:
     return _config(section if section is not None else data, text, path)
 
 
-def unknown_codes(codes: list[str], available: list[str]) -> list[str]:
-    """The codes that are neither a rule code, a prefix of one, nor ALL."""
-    return [c for c in codes if c != "ALL" and not any(a.startswith(c) for a in available)]
-
-
 def _isalint_section(path: str) -> tuple[dict, str] | None:
     """(the ``[tool.isalint]`` table, the file's text) of the pyproject.toml at ``path``, or None."""
     if not os.path.isfile(path):
