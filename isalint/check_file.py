@@ -18,6 +18,7 @@ class FileResult:
         self.lines: dict[int, str] = {}  # line number -> text, for the findings' lines
         self.warnings: list[str] = []
         self.dropped = 0  # findings beyond the cap
+        self.dropped_sites = 0  # sites of aggregated findings beyond their cap
         self.analysis = None  # a file analysed whole: its analysis (the caller decides when it is freed)
 
 
@@ -80,6 +81,9 @@ def _check_source(analysis, codes, available, result: FileResult, config=None) -
     lines = analysis.program.source.lines
     first = lines[0].number if lines else 1
     for d in found:
+        if len(d.sites) > limits.SITES_PER_FINDING:
+            result.dropped_sites += len(d.sites) - limits.SITES_PER_FINDING
+            d.sites = d.sites[:limits.SITES_PER_FINDING]
         result.findings.append(d)
         k = d.line - first
         if 0 <= k < len(lines):
@@ -103,6 +107,12 @@ def _cap(result: FileResult) -> None:
 
 def _finish(result: FileResult, path: str, codes: list[str]) -> FileResult:
     _cap(result)
+    if result.dropped_sites and "LIMIT001" in codes:
+        first = min((d.line for d in result.findings if len(d.sites) == limits.SITES_PER_FINDING), default=1)
+        result.findings.append(_limit_finding(path, limits.LimitReached(
+            "the report", f"sites of aggregated findings from line {first}", first, result.dropped_sites,
+            f"a finding lists at most {limits.SITES_PER_FINDING} of its sites (its totals count them all)",
+            "sites not listed")))
     if result.dropped and "LIMIT001" in codes:
         last = max((d.line for d in result.findings if d.code != "LIMIT001"), default=1)
         result.findings.append(_limit_finding(path, limits.LimitReached(

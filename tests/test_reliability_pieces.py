@@ -93,3 +93,25 @@ def test_file_of_pieces_without_instructions_is_an_input_error(tmp_path, monkeyp
     monkeypatch.setattr(pieces_mod, "PIECE_LINES", 10)
     with pytest.raises(InputError, match="no RDNA3 instruction found"):
         check_file(str(path), ["PARSE001"], "gfx1100", registry.available())
+
+
+def test_sites_of_an_aggregated_finding_beyond_the_cap_are_counted(tmp_path, monkeypatch):
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("shapes", REPO / "benchmarks" / "shapes.py")
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+    path = tmp_path / "k.s"
+    path.write_text(shapes.fma_block(40))
+    whole = check_file(str(path), registry.available(), "gfx1100", registry.available())
+    many = [d for d in whole.findings if len(d.sites) > 3]
+    assert many, "the loop's aggregated findings list their sites"
+    monkeypatch.setattr(limits, "SITES_PER_FINDING", 3)
+    got = check_file(str(path), registry.available(), "gfx1100", registry.available())
+    assert all(len(d.sites) <= 3 for d in got.findings)
+    (limit,) = [d for d in got.findings if d.code == "LIMIT001"]
+    dropped = sum(len(d.sites) - 3 for d in many)
+    assert limit.message.startswith(f"analysis limit reached in the report (sites of aggregated findings from line ")
+    assert f"): {dropped} sites not listed; a finding lists at most 3 of its sites" in limit.message

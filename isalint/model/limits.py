@@ -14,8 +14,10 @@ LANE_STEPS_PER_INSTRUCTION = 10
 LANE_STEPS_MIN = 50_000
 # DUAL002: single VALU instructions whose pairings are searched, per file.
 DUAL002_CANDIDATES = 4_096
-# Findings reported per file (a finding on every line of a 64 MiB file would not fit in memory).
+# Findings reported per file (a finding on every line of a 64 MiB file would not fit in memory), and
+# sites listed per aggregated finding (one loop's finding may cover every line of such a file).
 FINDINGS_PER_FILE = 50_000
+SITES_PER_FINDING = 2_000
 
 
 class LimitReached:
