@@ -347,7 +347,7 @@ class Kernel:
         }
         return table.get(kind, 0)
 
-    def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 64,
+    def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 256,
             max_steps: int = 50_000_000) -> RunResult:
         times = {"compile": 0.0, "execute": 0.0}
         machine = Machine(seed=seed, latency=latency, max_steps=max_steps)
