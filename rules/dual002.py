@@ -100,19 +100,35 @@ def _regions(analysis):
             yield blk, run
 
 
-def _edge_index(dep):
-    """The block's dependency edges by (src, dst): the pairs a RAW/WAR/WAW edge joins (what stops a
-    move), and the registers of every edge (what the refusal names). Loop-carried edges left out."""
+def _edge_index(instrs, region):
+    """The region's dependency edges by (src, dst): the pairs a RAW/WAR/WAW edge joins (what stops a
+    move), and the registers of every edge (what the refusal names). An edge between two of the
+    region's instructions depends only on what lies between them, so the region alone is walked, with
+    the dependency graph's rules (a read depends on the last write, a write on the reads since the
+    last write and on that write)."""
     blocking: set[tuple[int, int]] = set()
     regs: dict[tuple[int, int], list[str]] = {}
-    for e in dep.edges:
-        if e.carried:
-            continue
-        key = (e.src, e.dst)
-        if e.kind in ("RAW", "WAR", "WAW"):
-            blocking.add(key)
-        if e.regs:
-            regs.setdefault(key, []).extend(e.regs)
+    last_def: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    for i in region:
+        ins = instrs[i]
+        for reg in ins.uses:
+            d = last_def.get(reg)
+            if d is not None:
+                blocking.add((d, i))
+                regs.setdefault((d, i), []).append(reg)
+            readers.setdefault(reg, []).append(i)
+        for reg in ins.defs:
+            for r in readers.get(reg, ()):
+                if r != i:
+                    blocking.add((r, i))
+                    regs.setdefault((r, i), []).append(reg)
+            d = last_def.get(reg)
+            if d is not None and d != i:
+                blocking.add((d, i))
+                regs.setdefault((d, i), []).append(reg)
+            last_def[reg] = i
+            readers[reg] = []
     return blocking, regs
 
 
@@ -163,7 +179,6 @@ def _fix_pass_accepts(analysis, loop) -> bool:
 def check(analysis):
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
-    indexed: dict[int, tuple] = {}
     for blk, region in _regions(analysis):
         cands = {i: h for i in region if (h := _candidate(analysis, instrs[i])) is not None}
         if not cands:
@@ -172,9 +187,7 @@ def check(analysis):
                        for i in region)
         if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
             continue
-        if blk.id not in indexed:
-            indexed[blk.id] = _edge_index(analysis.depgraph(list(blk.indices())))
-        edges, edge_regs = indexed[blk.id]
+        edges, edge_regs = _edge_index(instrs, region)
         pos = {i: n for n, i in enumerate(region)}
         order = sorted(cands)
         forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
