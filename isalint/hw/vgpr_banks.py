@@ -85,23 +85,28 @@ totals ``stall_cycles``, ``rf_reads``, ``cache_hits``, ``src2_reads``,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..parse.nodes import Statement
+from ..records import FrozenRecord, Record
 from .vopd import Half, dual_name, half
 
 __all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
            "COLUMNS"]
 
 
-@dataclass(frozen=True)
-class Params:
-    banks: int = 4
-    cache_entries: int = 1
-    rf_reads_per_bank: int = 1
-    src2_separate: bool = True
-    writes_conflict: bool = False
-    write_delay: int = 1
+class Params(FrozenRecord):
+    banks: int
+    cache_entries: int
+    rf_reads_per_bank: int
+    src2_separate: bool
+    writes_conflict: bool
+    write_delay: int
+
+    _fields = ("banks", "cache_entries", "rf_reads_per_bank", "src2_separate", "writes_conflict", "write_delay")
+
+    def __init__(self, banks: int = 4, cache_entries: int = 1, rf_reads_per_bank: int = 1,
+                 src2_separate: bool = True, writes_conflict: bool = False, write_delay: int = 1):
+        self.__dict__.update(banks=banks, cache_entries=cache_entries, rf_reads_per_bank=rf_reads_per_bank,
+                             src2_separate=src2_separate, writes_conflict=writes_conflict, write_delay=write_delay)
 
     def describe(self) -> dict:
         return {
@@ -134,14 +139,18 @@ def _vgpr(name: str | None) -> int | None:
     return n
 
 
-@dataclass(frozen=True)
-class Access:
+class Access(FrozenRecord):
     """One VGPR access: ``slot`` is DSTX/SRC0X/SRC1X/SRC2X (or ...Y), ``kind`` R, Cache or W."""
 
     slot: str
     reg: str
     bank: int
     kind: str
+
+    _fields = ("slot", "reg", "bank", "kind")
+
+    def __init__(self, slot: str, reg: str, bank: int, kind: str):
+        self.__dict__.update(slot=slot, reg=reg, bank=bank, kind=kind)
 
     @property
     def label(self) -> str:
@@ -151,8 +160,7 @@ class Access:
 _HALF_SLOTS = (("DSTX", "SRC0X", "SRC1X", "SRC2X"), ("DSTY", "SRC0Y", "SRC1Y", "SRC2Y"))
 
 
-@dataclass
-class BankOp:
+class BankOp(Record):
     """What the model needs of one instruction: VGPR reads per port and VGPR writes.
 
     ``reads``: (slot, register) with slot SRC0X/SRC1X/SRC2X/SRC0Y/...; ``writes``:
@@ -162,11 +170,23 @@ class BankOp:
 
     reads: list[tuple[str, str]]
     writes: list[tuple[str, str]]
-    valu: bool = True
-    text: str = ""
-    index: int | None = None
-    line: int | None = None
-    is_vopd: bool = False
+    valu: bool
+    text: str
+    index: int | None
+    line: int | None
+    is_vopd: bool
+
+    _fields = ("reads", "writes", "valu", "text", "index", "line", "is_vopd")
+
+    def __init__(self, reads: list[tuple[str, str]], writes: list[tuple[str, str]], valu: bool = True,
+                 text: str = "", index: int | None = None, line: int | None = None, is_vopd: bool = False):
+        self.reads = reads
+        self.writes = writes
+        self.valu = valu
+        self.text = text
+        self.index = index
+        self.line = line
+        self.is_vopd = is_vopd
 
     @classmethod
     def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None):
@@ -254,18 +274,32 @@ def ops_from_instrs(instrs, half_of=None) -> list[BankOp]:
     return [_op_from_instr(i, half_of) for i in instrs]
 
 
-@dataclass
-class Step:
+class Step(Record):
     """The model's view of one instruction."""
 
     op: BankOp
-    reads: list[Access] = field(default_factory=list)
-    writes: list[Access] = field(default_factory=list)  # this instruction's results
-    landing: list[Access] = field(default_factory=list)  # results landing during its issue cycle
-    bank_reads: list[int] = field(default_factory=list)  # register-file reads per bank (SRC0/SRC1 ports)
-    bank_values: list[int] = field(default_factory=list)  # different VGPRs asked of each bank
-    stall: int = 0
-    conflicts: list[tuple[int, list[Access]]] = field(default_factory=list)
+    reads: list[Access]
+    writes: list[Access]  # this instruction's results
+    landing: list[Access]  # results landing during its issue cycle
+    bank_reads: list[int]  # register-file reads per bank (SRC0/SRC1 ports)
+    bank_values: list[int]  # different VGPRs asked of each bank
+    stall: int
+    conflicts: list[tuple[int, list[Access]]]
+
+    _fields = ("op", "reads", "writes", "landing", "bank_reads", "bank_values", "stall", "conflicts")
+
+    def __init__(self, op: BankOp, reads: list[Access] | None = None, writes: list[Access] | None = None,
+                 landing: list[Access] | None = None, bank_reads: list[int] | None = None,
+                 bank_values: list[int] | None = None, stall: int = 0,
+                 conflicts: list[tuple[int, list[Access]]] | None = None):
+        self.op = op
+        self.reads = [] if reads is None else reads
+        self.writes = [] if writes is None else writes
+        self.landing = [] if landing is None else landing
+        self.bank_reads = [] if bank_reads is None else bank_reads
+        self.bank_values = [] if bank_values is None else bank_values
+        self.stall = stall
+        self.conflicts = [] if conflicts is None else conflicts
 
     @property
     def valu(self) -> bool:
@@ -308,10 +342,15 @@ class Step:
         }
 
 
-@dataclass
-class Simulation:
+class Simulation(Record):
     steps: list[Step]
     params: Params
+
+    _fields = ("steps", "params")
+
+    def __init__(self, steps: list[Step], params: Params):
+        self.steps = steps
+        self.params = params
 
     @property
     def valu_steps(self) -> list[Step]:
