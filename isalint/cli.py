@@ -1,4 +1,4 @@
-"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|validate|run``.
+"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|validate|run|estimate|optimize``.
 
 Subcommands live in ``isalint.commands.<name>`` and are imported only when
 invoked, so ``isalint check`` does not pay for numpy, networkx or rich; a
@@ -21,6 +21,8 @@ COMMANDS = {
     "assemble": "isalint.commands.assemble:command",
     "validate": "isalint.commands.validate:command",
     "run": "isalint.commands.run:command",
+    "estimate": "isalint.commands.estimate:command",
+    "optimize": "isalint.commands.optimize:command",
 }
 
 _GROUP = None

@@ -5,12 +5,15 @@ VALU instructions that ask one VGPR bank for two different registers in the
 same cycle, so they issue late, as modelled by `isalint.hw.vgpr_banks`:
 
 - the VGPR file has 4 banks (register index mod 4), each with an operand cache
-  that holds the bank's most recently read value and feeds the SRC0, SRC1 and
-  SRC2 ports; a value not in the cache is read from the register file first;
+  that holds the bank's most recently read value and feeds the SRC0 and SRC1
+  ports; a value not in the cache is read from the register file first;
 - a bank delivers one value per cycle to the SRC0/SRC1 ports (one value may
   feed several ports), so an instruction whose SRC0/SRC1 operands hold two
-  different registers of one bank takes an extra cycle. Accumulator reads
-  (SRC2) and result writes have their own paths and do not stall.
+  different registers of one bank takes an extra cycle; this holds for a
+  single (non-VOPD) instruction as well as for a pair;
+- accumulator reads (SRC2: the destination of `v_fmac`, `v_dot2acc`, the addend
+  of `v_fmamk`) bypass the operand caches and, like result writes, have their
+  own path: they are counted, never stall.
 
 Loops are modelled in their steady state (the caches warmed by the previous
 iteration, the registers reloaded by memory instructions invalidated); other
@@ -21,11 +24,11 @@ whole R / Cache / W table of a loop.
 Severity: warning inside loops, info elsewhere.
 
 ## Why it matters
-The worklog's kernel 5 reads its A column and B row from the same banks: most
-of its `v_dual_fmac_f32` take 2-3 cycles instead of 1 (RGP). Placing A on banks
-2-3 and B on banks 0-1 and ordering the FMAs so that every pair reads each bank
-at most once (kernel 6) made every dual FMA a 1-cycle instruction and the
-kernel 11% faster.
+A compiled GEMM loop that keeps its A column and B row in consecutive registers
+reads both from the same banks: most of its `v_dual_fmac_f32` took 2-3 cycles
+instead of 1 in RGP on a 7900 XTX. Placing A on banks 2-3 and B on banks 0-1
+and ordering the FMAs so that every pair reads each bank at most once made
+every dual FMA a 1-cycle instruction and that kernel 11% faster.
 
 ## Example
 ```asm
@@ -41,11 +44,23 @@ layout and searches the FMA order against this model; the result is checked
 (legal pairs, waits, register budget). By hand: move A and B to disjoint bank
 pairs, or reorder the instructions so that consecutive ones reuse cached values.
 
-## Reference
-RDNA3 ISA guide, section 7.6 "Dual Issue VALU" (4 VGPR banks, one cache per
-bank with a port each for SRC0, SRC1, SRC2). The cache size, read bandwidth and
-the separate SRC2/write paths are assumptions calibrated on the worklog's
-measurements; they are listed, with the reasoning, in `isalint/hw/vgpr_banks.py`.
+## Reference and assumptions
+Documented (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"): 4 VGPR banks
+(register index mod 4); one operand cache per bank with a read port each for
+SRC0, SRC1 and SRC2; a VOPD pair needs SRC0X/SRC0Y and VSRC1X/VSRC1Y in
+different banks.
+
+Calibrated assumptions (no public source; chosen because they reproduce what
+RGP showed on the 7900 XTX: 2-3 cycles for most dual FMAs of the compiler's
+loop above, 1 cycle for every dual FMA of the rewritten one):
+- a bank delivers one value per cycle to SRC0/SRC1, whether it comes from the
+  cache or the register file (one cache entry per bank);
+- the same holds within one single instruction: a non-VOPD instruction whose
+  SRC0 and SRC1 are two registers of one bank stalls a cycle too (the guide
+  states the bank rule for pairs only);
+- SRC2 reads and result writes have their own paths (the rewritten loop reads
+  two accumulators and writes two results every cycle without stalling).
+The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations
 

@@ -35,8 +35,8 @@ The message names the broken constraint and the registers, and points at the
 offending operand of the Y half, where `llvm-mc` points.
 
 ## Why it matters
-The assembler rejects the line, so a hand edit (the worklog's kernel 6 was
-written by hand) fails to build; isalint says which constraint and which
+The assembler rejects the line, so a hand edit (a VOPD-only FMA block is
+usually written by hand) fails to build; isalint says which constraint and which
 register, in every file at once, without an assembler.
 
 ## Example

@@ -16,8 +16,8 @@ as one `v_dual_*` instruction but do not:
   "both SRC0 read v184 (bank 0)", and that commuting the sources does not help.
 
 A single FMA inside a loop whose FMA block `isalint fix --dual-fmac` can
-rebuild is marked fixable: that pass re-assigns the block's registers the way
-the worklog's kernel 6 does, so that every FMA pairs.
+rebuild is marked fixable: that pass re-assigns the block's registers (A on
+banks 2-3, B on banks 0-1), so that every FMA pairs.
 
 Severity: warning inside loops, info elsewhere.
 

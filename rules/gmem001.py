@@ -17,14 +17,14 @@ around the back edge); a load is chained to the one before it when they share
 part of that computation and it still needs VALU work of its own.
 
 ## Why it matters
-The worklog's kernel 7 spent 128 lines of VALU code computing 16 global-load
+A compiled GEMM loop on a 7900 XTX spent 128 lines of VALU code computing 16 global-load
 addresses: five dependent VALU instructions per load, each chain starting from
 the previous load's index. The loads cannot issue before their own chain, the
 chains cannot start before the previous one, and the VALU cycles are taken
-from the FMAs of the waves sharing the SIMD. Kernel 8 kept the 16 row bases in
+from the FMAs of the waves sharing the SIMD. Keeping the 16 row bases in
 SGPR pairs and one 32-bit byte offset per lane, so each load became a single
 `global_load_b32 vD, vOff, s[base:base+1]` and the offset is bumped once per
-iteration.
+iteration; that kernel took 16% less time.
 
 ## Example
 ```asm
@@ -150,5 +150,5 @@ def check(analysis):
                f"computed from the previous load's: {valu} VALU instructions ({valu / len(members):.1f} per "
                f"load), up to {depth} dependent VALU instructions before a load can issue; keep the row bases "
                f"in SGPR pairs and one 32-bit VGPR byte offset advanced once per iteration: "
-               f"global_load_b32 vD, vOff, s[base:base+1] (the worklog's kernel 8)")
+               f"global_load_b32 vD, vOff, s[base:base+1] (SGPR-base addressing)")
         yield at_instr(program, first, CODE, SEVERITY, msg)

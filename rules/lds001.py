@@ -30,7 +30,13 @@ active (exec masks are not tracked) and workgroup ids below 2**24.
 ## The bank model
 - 4-byte banks; dword `d` is in bank `d % B`, `B` = 64 in WGP mode and 32 in CU
   mode (`.amdhsa_workgroup_processor_mode 0`, hipcc `-mcumode`: a wave only
-  uses its CU's half of the LDS).
+  uses its CU's half of the LDS). Source: the RDNA3 ISA guide, "Local Data
+  Share": the LDS of a WGP is 64 DWORD-wide banks in two sets of 32, each set
+  tied to one pair of SIMDs; DWORDs are placed in the banks serially; in CU mode
+  a wave's LDS space lies in the half of its own SIMD pair. That a WGP-mode
+  access counts its conflicts over all 64 banks in one pass is the model's
+  reading of that text (an assumption: the guide does not say how a pass is
+  served across the two sets).
 - The LDS serves 32 dwords (128 bytes) per pass: 32 lanes of a `b32` (or
   narrower) access, 16 lanes of a `b64`, 8 lanes of a `b96`/`b128`. Wider
   accesses are split into consecutive-lane passes and conflicts are counted
@@ -51,10 +57,10 @@ model's estimate; a b32 conflict needs no such assumption.
 
 ## Why it matters
 Conflicting lanes are served one after another: an 8-way conflict makes a
-store 8 times slower and holds the LDS for every wave of the CU. The worklog's
-kernel 4 stored the transposed A tile into `__shared__ float As[8][128]`: the 8
-rows are 512 bytes apart, the same 4 banks take 8 dwords each, and padding the
-rows to 132 floats removed the conflict (kernel 5).
+store 8 times slower and holds the LDS for every wave of the CU. A GEMM that
+stores its transposed A tile into `__shared__ float As[8][128]` puts the 8 rows
+512 bytes apart, the same 4 banks take 8 dwords each, and padding the rows to
+132 floats removes the conflict.
 
 ## Example
 ```asm

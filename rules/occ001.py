@@ -25,9 +25,9 @@ count to reach one more wave (`free 16 VGPRs (208 -> 192) for 8 waves`) or the
 LDS budget when LDS is the limit.
 
 ## Why it matters
-Waves in flight are how a SIMD hides memory latency. The worklog's kernels
-trade occupancy for registers on purpose (kernel 5 runs 7 waves with 208
-VGPRs); the finding tells how close the kernel sits to a step, since freeing a
+Waves in flight are how a SIMD hides memory latency. Register-tiled GEMMs
+trade occupancy for registers on purpose (a 16x8 tile per thread takes 208
+VGPRs and runs 7 waves); the finding tells how close the kernel sits to a step, since freeing a
 few registers can buy a whole wave, while freeing many may buy nothing.
 
 ## Example

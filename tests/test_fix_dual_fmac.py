@@ -41,7 +41,12 @@ OUTCOMES = {
     "gemm_lds_padded.hipcc.s": r":609: accumulator v92 is also used by 'scratch_store_b32 .*' \(spilled to scratch\)",
     "gemm_spill.s": None,  # the barrier the compiler hoisted among the FMAs moves after them
     "gemm_lds_tiled.s": r":69: FMA source v21 comes from 'ds_load_2addr_b32 v\[21:22\], v6 offset1:32'",
+    "gemm_lds_tiled.wgp.s": r":70: FMA source v21 comes from 'ds_load_2addr_b32 v\[21:22\], v6 offset1:32'",
     "gemm_naive.s": r":55: FMA source v4 comes from 'global_load_b32 v4, v\[1:2\], off'",
+    "kernel1_naive.s": r":59: FMA source v5 comes from 'global_load_b32 v5, v\[2:3\], off'",
+    "kernel2_lds.s": r":69: FMA source v21 comes from 'ds_load_2addr_b32 v\[21:22\], v7 offset1:32'",
+    "kernel3_reg_tiling.s": None,
+    "kernel4_gmem_db.s": None,
     "lds_transpose_conflict.s": r"the kernel has no loop to rewrite",
     "lds_transpose_padded.s": r"the kernel has no loop to rewrite",
 }

@@ -48,7 +48,7 @@ def instructions(name: str) -> list[str]:
 
 def test_inventory_is_consistent():
     hip = sorted(p.stem for p in KERNELS.glob("*.hip"))
-    assert len(hip) == 10
+    assert len(hip) == 14
     for stem in hip:
         assert f"{stem}.s" in ASM_FILES, f"{stem}.hip has no {stem}.s"
     assert set(LAUNCH) == set(ASM_FILES)
@@ -186,7 +186,7 @@ def test_clang19_output_is_reproducible(tmp_path):
     if have != recorded:
         pytest.skip(f"installed clang-19 is '{have}', fixtures were built with '{recorded}'")
     cmds = recorded_clang_commands()
-    assert len(cmds) == 10
+    assert len(cmds) == 15  # the fourteen sources, and gemm_lds_tiled again in WGP mode
     include_dirs = {d for _, cmd in cmds for d in re.findall(r"-I(\S+)", cmd)}
     if not any((Path(d) / "hip" / "hip_runtime.h").is_file() for d in include_dirs):
         pytest.skip(f"the HIP headers (hip/hip_runtime.h under {sorted(include_dirs)}) are not installed: "
@@ -261,3 +261,17 @@ def test_source_computes_what_kernels_json_says(name, tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("name", ASM_FILES)
+def test_worklog_kernels_1_to_4_are_built_in_wgp_mode(name):
+    """kernel[1-4]_* are built as the worklog built them (WGP mode), and *.wgp.s in WGP mode by name;
+    every other fixture in CU mode."""
+    mode = re.search(r"^\s+\.amdhsa_workgroup_processor_mode\s+(\d)", text(name), re.M)
+    worklog = re.match(r"kernel[1-4]_", name) is not None or name.endswith(".wgp.s")
+    if mode is None:  # code object v4 (hipcc 5.2) leaves the directive out
+        assert name.endswith(".hipcc.s")
+        return
+    assert mode.group(1) == ("1" if worklog else "0")
+    if worklog and "s_barrier" in text(name):
+        assert "buffer_gl0_inv" in text(name)  # the WGP-mode acquire after each barrier

@@ -73,4 +73,4 @@ def test_rule_documentation():
     doc = gmem001.__doc__
     for section in ("## What it finds", "## Why it matters", "## Example", "## Fix safety", "## Reference"):
         assert section in doc
-    assert "kernel 8" in doc.lower() and "RDNA3 ISA guide" in doc
+    assert "sgpr pairs" in doc.lower() and "RDNA3 ISA guide" in doc

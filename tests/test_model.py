@@ -85,3 +85,21 @@ def test_fixture_kernels_model(path):
     if any(ins.branch_target() for ins in program.instrs):
         for loop in analysis.cfg.loops:
             assert loop.header in loop.blocks and loop.latch in loop.blocks
+
+
+def test_wave64_lane_masks_and_vcc_exec_pairs():
+    from isalint.model.program import build_program
+
+    body = ("\tv_cmp_eq_u32_e64 s[4:5], v1, v2\n\tv_cndmask_b32_e32 v0, v1, v2, vcc\n"
+            "\tv_add_co_u32 v3, s[6:7], v1, v2\n\ts_subvector_loop_begin s8, .L1\n.L1:\n\ts_endpgm\n")
+    desc = ".amdhsa_kernel k\n\t.amdhsa_wavefront_size32 0\n.end_amdhsa_kernel\n"
+    w64 = build_program(parse_text(body + desc, "w64.s"))
+    assert w64.wave64 and not any(i.opaque for i in w64.instrs)
+    cmp, cnd, add, loop = w64.instrs[:4]
+    assert cmp.defs == ["s4", "s5"] and {"exec_lo", "exec_hi"} <= set(cmp.uses)
+    assert {"vcc_lo", "vcc_hi", "exec_lo", "exec_hi"} <= set(cnd.uses)
+    assert add.defs == ["v3", "s6", "s7"]
+    assert loop.defs[0] == "s8" and loop.klass == "branch"
+    # the same lines in a wave32 file: the pairs are one register too many
+    w32 = build_program(parse_text(body, "w32.s"))
+    assert not w32.wave64 and w32.instrs[0].opaque and "s[4:5]" in w32.instrs[0].problem

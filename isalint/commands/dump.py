@@ -18,6 +18,13 @@ def _banks(ins) -> list[int]:
     return banks
 
 
+def _name(row: dict) -> str:
+    """The opcode as written, with the gfx11 opcode it stands for when it is an alias."""
+    if row["canonical"] != row["opcode"]:
+        return f"{row['opcode']} (= {row['canonical']})"
+    return row["opcode"]
+
+
 def rows(analysis) -> list[dict]:
     cfg = analysis.cfg
     out = []
@@ -27,6 +34,7 @@ def rows(analysis) -> list[dict]:
             "index": ins.index,
             "line": ins.lineno,
             "opcode": ins.mnemonic,
+            "canonical": ins.canonical,
             "class": ins.klass,
             "defs": ins.defs,
             "uses": ins.uses,
@@ -52,5 +60,5 @@ def command(path, fmt):
     click.echo(f"{'idx':>5} {'line':>5}  {'class':<13} {'block':>5} {'loop':<10} opcode / defs <- uses [banks]")
     for r in data:
         click.echo(f"{r['index']:>5} {r['line']:>5}  {r['class']:<13} {r['block']:>5} {(r['loop'] or '-'):<10} "
-                   f"{r['opcode']}  {','.join(r['defs']) or '-'} <- {','.join(r['uses']) or '-'}"
+                   f"{_name(r)}  {','.join(r['defs']) or '-'} <- {','.join(r['uses']) or '-'}"
                    f"  [{''.join(map(str, r['vgpr_banks']))}]")

@@ -14,7 +14,7 @@ from .common import fail, load_analysis, select_loop
               help="Write the report to this file instead of standard output.")
 @click.option("--color/--no-color", default=None, help="Color the text table (default: when on a terminal).")
 def command(path, label, fmt, output, color):
-    """Print the worklog's R / Cache / W table for each VALU instruction of a loop
+    """Print the VGPR bank table (R / Cache / W) for each VALU instruction of a loop
     (DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y, colored per VGPR bank) and its summary:
     FMAs issued as VOPD, modelled stall cycles, register-file reads vs cache hits,
     LDS operations per FMA, VALU issue cycles per iteration.

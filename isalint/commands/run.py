@@ -27,7 +27,10 @@ from .common import fail
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
 @click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
-def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name, latency):
+@click.option("--inputs", metavar="A.npy,B.npy,C.npy",
+              help="With --gemm: the A, B and C matrices (N x N float32 .npy files) instead of random ones.")
+@click.option("--save", "save_path", metavar="C.npy", help="With --gemm: write the resulting C (N x N float32) there.")
+def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name, latency, inputs, save_path):
     """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
@@ -41,6 +44,9 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         values, buffers = parse_args(arg_items, seed)
     except UsageError as exc:
         fail(str(exc))
+    if (inputs or save_path) and gemm_n is None:
+        fail("--inputs and --save need --gemm N")
+    matrices = _load_inputs(inputs, gemm_n) if inputs else None
     t0 = time.perf_counter()
     try:
         prog = eq.parse_program(path)
@@ -54,7 +60,7 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         if gemm_n is not None:
             if buffers:
                 fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
-            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values)
+            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values, matrices)
             what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
                     f"block {'x'.join(map(str, geo.block))} ({geo.source})")
         else:
@@ -83,7 +89,38 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         sys.exit(0)
     from ..validate.gemm import check_against_numpy
 
+    if save_path:
+        _save(save_path, result.buffers["c"], gemm_n)
     chk = check_against_numpy(prob, result.buffers["c"])
     click.echo(f"{path}: {'OK' if chk.ok else 'MISMATCH'}: {chk.describe()}")
     click.echo(f"  ({what}; {timing})")
     sys.exit(0 if chk.ok else 1)
+
+
+def _load_inputs(text: str, n: int) -> tuple:
+    """The A, B, C matrices of ``--inputs A.npy,B.npy,C.npy``: N x N float32 each."""
+    import numpy as np
+
+    paths = [p.strip() for p in text.split(",")]
+    if len(paths) != 3 or not all(paths):
+        fail(f"--inputs takes three .npy files A,B,C separated by commas, got '{text}'")
+    out = []
+    for name, p in zip("ABC", paths):
+        try:
+            m = np.load(p, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            fail(f"{p}: cannot read {name} as .npy: {exc}")
+        if m.shape != (n, n) or m.dtype != np.float32:
+            fail(f"{p}: {name} must be a {n} x {n} float32 matrix, not {'x'.join(map(str, m.shape))} {m.dtype}")
+        out.append(np.ascontiguousarray(m))
+    return tuple(out)
+
+
+def _save(path: str, c_bytes, n: int) -> None:
+    import numpy as np
+
+    c = np.frombuffer(c_bytes.tobytes(), dtype=np.float32)[: n * n].reshape(n, n)
+    try:
+        np.save(path, c, allow_pickle=False)
+    except OSError as exc:
+        fail(f"{path}: cannot write: {exc.strerror}")

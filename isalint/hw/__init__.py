@@ -10,6 +10,8 @@ measurements when a number is calibrated rather than documented):
   (calibrated to the worklog's kernel 5 and kernel 6).
 * :mod:`.lds_banks` — LDS banks: the conflict degree of one DS access and the padding that removes it.
 * :mod:`.occupancy` — waves per SIMD from VGPRs, LDS and workgroup size (LLVM's occupancy model).
+* :mod:`.timing` — the Radeon 7900 XTX as the throughput model of ``isalint estimate`` sees it: clock,
+  compute units, latencies and bandwidths, each with its source or marked as calibrated.
 
 Nothing here imports the program model, a rule or a pass; the layers above pass plain numbers or
 parsed statements in.

@@ -3,7 +3,7 @@
 The model (every parameter and assumption is here; the defaults are :data:`DEFAULT`)
 ------------------------------------------------------------------------------------
 
-Hardware facts it starts from (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"):
+Hardware facts it starts from (documented: RDNA3 ISA guide, section 7.6 "Dual Issue VALU"):
 
 * the VGPR file has 4 banks; register ``vN`` is in bank ``N mod 4``;
 * each bank has an operand cache with three read ports, one each for SRC0, SRC1
@@ -13,6 +13,13 @@ Hardware facts it starts from (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"):
 * operands read through the SRC2 port (the accumulator of fmac/dot2acc, the
   VGPR addend of fmamk) follow a parity rule instead (one even, one odd);
 * results are written one cycle after the instruction issues.
+
+Everything below that list is a *calibrated assumption*, not documented behaviour: the model's
+choices (``cache_entries``, ``rf_reads_per_bank``, ``src2_separate``, ``writes_conflict``) were
+fixed so that it reproduces the RGP observations on a 7900 XTX that the parameter notes cite.
+In particular, although the guide gives the caches a SRC2 port, this model routes SRC2 reads
+around the caches (``src2_separate``), and it applies the one-value-per-bank-per-cycle limit to a
+single instruction as much as to a VOPD pair.
 
 What one instruction costs. Per bank, count the *different* VGPRs its SRC0/SRC1
 operands ask of that bank (one register read by several ports counts once) and,
@@ -26,10 +33,11 @@ used first).
 Parameters (:class:`Params`) and why they have these values:
 
 ``cache_entries = 1``
-    Each bank's cache holds one value, the bank's most recently read register
-    (whichever port read it), and every SRC0/SRC1 operand reaches the ALU through
-    it: a bank delivers one value per cycle, so an instruction that needs two
-    different registers of one bank takes a second cycle, cached or not. This is
+    (Calibrated assumption.) Each bank's cache holds one value, the bank's most
+    recently read register (whichever port read it), and every SRC0/SRC1 operand
+    reaches the ALU through it: a bank delivers one value per cycle, so an
+    instruction that needs two different registers of one bank takes a second
+    cycle, cached or not; a single instruction as much as a VOPD pair. This is
     the second of the two readings the worklog weighs for
     ``v_dual_fmac_f32 v123, v139, v144 :: v_dual_fmac_f32 v114, v140, v143``, and
     the one its measurements support: kernel 5's compiler pairs mostly ask one bank
@@ -40,15 +48,18 @@ Parameters (:class:`Params`) and why they have these values:
     columns of the worklog's table for its kernel-6 plan (Figure 34): 4 reads in
     the first row, then rows alternating between 2 reads and none.
 ``rf_reads_per_bank = 1``
-    Register-file reads a bank serves per cycle to the SRC0/SRC1 ports.
+    (Calibrated assumption.) Register-file reads a bank serves per cycle to the
+    SRC0/SRC1 ports.
 ``src2_separate = True``
-    SRC2-port reads (accumulators) do not compete with SRC0/SRC1 for a bank.
+    (Calibrated assumption.) SRC2-port reads (accumulators) do not compete with
+    SRC0/SRC1 for a bank and do not go through the operand caches: they are never
+    ``Cache`` hits and never update a cache.
     Kernel 6 reads two accumulators and writes two results every cycle and runs
     at 1 cycle per VOPD (worklog, Figure 36); no schedule could do that if they
     shared the banks' ports. The parity rule for SRC2 suggests an even/odd path
     of their own. They are counted (``src2_reads``), never stall.
 ``writes_conflict = False``
-    Writes have their own port per bank: the worklog's optimal plan reads and
+    (Calibrated assumption.) Writes have their own port per bank: the worklog's optimal plan reads and
     writes bank 3 in the same cycle (Figure 34, third row) and measured no stall.
     The two results of one VOPD are always in different banks (parity rule).
 ``write_delay = 1``
@@ -80,8 +91,13 @@ loop whose caches were warmed by the previous iteration.
 ``Simulation``: ``steps`` (one :class:`Step` per op: ``reads``/``writes``/
 ``landing`` :class:`Access` lists, ``cells()`` for the worklog's table,
 ``bank_values``, ``bank_reads``, ``stall``, ``cycles``, ``conflicts``), and the
-totals ``stall_cycles``, ``rf_reads``, ``cache_hits``, ``src2_reads``,
-``issue_cycles`` (VALU instructions + stalls), ``totals()``.
+totals ``stall_cycles``, ``rf_reads``, ``bank_reads``, ``cache_hits``,
+``src2_reads``, ``issue_cycles`` (VALU instructions + stalls), ``totals()``.
+
+Two read counts, not to be confused: ``rf_reads`` counts SRC0/SRC1 *port* reads
+served by the register file (an ``R`` cell of the table; one register read
+through two ports in a cycle is two port reads), ``bank_reads`` counts the
+register-file reads the banks perform (one per distinct register fetched).
 """
 from __future__ import annotations
 
@@ -311,6 +327,7 @@ class Step(Record):
 
     @property
     def rf_reads(self) -> int:
+        """SRC0/SRC1 port reads served by the register file (a register two ports read counts twice)."""
         return sum(1 for a in self.reads if a.kind == "R" and not a.slot.startswith("SRC2"))
 
     @property
@@ -365,6 +382,11 @@ class Simulation(Record):
         return sum(s.rf_reads for s in self.steps)
 
     @property
+    def bank_reads(self) -> int:
+        """Register-file reads the banks perform: one per distinct register fetched."""
+        return sum(sum(s.bank_reads) for s in self.steps)
+
+    @property
     def cache_hits(self) -> int:
         return sum(s.cache_hits for s in self.steps)
 
@@ -381,6 +403,7 @@ class Simulation(Record):
         return {
             "valu": len(v), "vopd": sum(1 for s in v if s.op.is_vopd), "stall_cycles": self.stall_cycles,
             "stalled_instructions": sum(1 for s in v if s.stall), "rf_reads": self.rf_reads,
+            "bank_reads": self.bank_reads,
             "cache_hits": self.cache_hits, "src2_reads": self.src2_reads, "issue_cycles": self.issue_cycles,
         }
 

@@ -26,7 +26,11 @@ Conventions the consumer must know:
   :meth:`OpInfo.operands_for` picks the spec tuple matching the number of operands written.
 * Atomics count on ``vmcnt`` when they return data (``glc``) and on ``vscnt`` otherwise, so both
   are listed; FLAT (not GLOBAL/SCRATCH) also counts on ``lgkmcnt``.
-* Wave32: implicit VCC is ``vcc_lo``, EXEC is ``exec_lo``; lane masks are 32 bits.
+* Wave32: implicit VCC is ``vcc_lo``, EXEC is ``exec_lo``; lane masks are 32 bits.  Operands
+  with ``mask=True`` are lane masks, an SGPR pair in wave64 (the model widens them there).
+* ``<op>_e64_dpp`` is the VOP3 encoding with DPP16/DPP8 (LLVM's spelling); like ``_dpp`` its src0
+  is a VGPR and its destination keeps the lanes DPP does not write.
+* Names LLVM 19 accepts as aliases of gfx11 opcodes resolve through :mod:`isalint.isa.aliases`.
 * ``is_trans``: VOP1 opcodes (and their e64/DPP forms) whose pseudocode computes 2^x, log2, sqrt,
   sin, cos or a reciprocal (1/x, 1/sqrt x) - the ops issued to the transcendental unit.
 """
@@ -36,7 +40,9 @@ import json
 import os
 from dataclasses import dataclass
 
-__all__ = ["OperandSpec", "OpInfo", "lookup", "all_mnemonics", "DATA_PATH"]
+from . import aliases
+
+__all__ = ["OperandSpec", "OpInfo", "lookup", "canonical", "all_mnemonics", "DATA_PATH"]
 
 DATA_PATH = os.path.join(os.path.dirname(__file__), "rdna3.json")
 
@@ -48,6 +54,7 @@ class OperandSpec:
     bits: int   # width in bits (registers = max(1, bits // 32))
     kind: str   # "vgpr" | "sgpr" | "src" | "ssrc" | "imm" | "label" | "other"
     optional: bool = False
+    mask: bool = False  # a lane mask: one SGPR in wave32, an SGPR pair in wave64
 
     @property
     def regs(self) -> int:
@@ -149,7 +156,8 @@ def _make(mnemonic: str, row: dict) -> OpInfo:
         mnemonic=mnemonic,
         encoding=row["enc"],
         klass=row["cls"],
-        operands=tuple(OperandSpec(o[0], o[1], o[2], o[3], len(o) > 4 and bool(o[4])) for o in row["ops"]),
+        operands=tuple(OperandSpec(o[0], o[1], o[2], o[3], len(o) > 4 and bool(o[4]), len(o) > 5 and bool(o[5]))
+                       for o in row["ops"]),
         implicit_defs=tuple(row["idef"]),
         implicit_uses=tuple(row["iuse"]),
         counters=tuple(row["cnt"]),
@@ -160,16 +168,29 @@ def _make(mnemonic: str, row: dict) -> OpInfo:
 
 
 def lookup(mnemonic: str) -> OpInfo | None:
-    """OpInfo for an assembler mnemonic (case-insensitive), or None if unknown."""
+    """OpInfo for an assembler mnemonic (case-insensitive), or None if unknown.
+
+    A name LLVM accepts as an alias of a gfx11 opcode (``ds_read_b128``, ``v_add_u32_e32``) gives
+    the canonical opcode's OpInfo, whose ``mnemonic`` is the canonical spelling."""
     key = mnemonic.strip().lower()
     try:
         return _CACHE[key]
     except KeyError:
         pass
     row = _row(key)
-    info = _make(key, row) if row is not None else None
+    if row is not None:
+        info = _make(key, row)
+    else:
+        real = aliases.resolve(key)
+        info = lookup(real) if real is not None else None
     _CACHE[key] = info
     return info
+
+
+def canonical(mnemonic: str) -> str:
+    """The gfx11 spelling of a mnemonic: an alias resolved, anything else lowercased as written."""
+    info = lookup(mnemonic)
+    return info.mnemonic if info is not None else mnemonic.strip().lower()
 
 
 def all_mnemonics() -> list[str]:

@@ -47,7 +47,7 @@ import re
 import sys
 from pathlib import Path
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 WAVE32 = True  # gfx1100 default; lane masks are 32 bits, VCC is vcc_lo and EXEC is exec_lo
 
 # --------------------------------------------------------------------------------------------
@@ -525,6 +525,12 @@ _IMM_TYPES = {"OPR_SIMM16", "OPR_SIMM24", "OPR_SIMM4", "OPR_SIMM5", "OPR_SIMM8",
 _IMPLICIT = {"VCC": "vcc_lo", "VCCZ": "vcc_lo", "VCC_LO": "vcc_lo", "EXEC": "exec_lo", "EXECZ": "exec_lo",
              "EXEC_LO": "exec_lo", "SCC": "scc", "M0": "m0"}
 _LANE_MASK_FMT = "FMT_NUM_M64"
+# The tables give the subvector-loop opcodes neither operands nor pseudocode. They are written
+# ``SDST, label`` (SOPK with a branch target); in a wave64 subvector loop (RDNA3 ISA guide,
+# "Subvector Looping") the begin saves half of EXEC in SDST and the end reads it back, both
+# changing EXEC and branching.
+_SUBVECTOR_LOOP = {"SOPKOp.S_SUBVECTOR_LOOP_BEGIN": "def", "SOPKOp.S_SUBVECTOR_LOOP_END": "defuse"}
+_SUBVECTOR_LOOP_FIELDS = {"sdst": ("FMT_NUM_B32", 32, "OPR_SDST"), "simm16": ("FMT_NUM_B16", 16, "OPR_LABEL")}
 _PLACEHOLDER = "vcc_lo"  # LLVM writes the implicit VCC of VOP2/VOPC e32 forms explicitly (wave32)
 
 
@@ -545,6 +551,8 @@ class Builder:
     # -- operand data helpers ----------------------------------------------------------------
     def _opdata(self, key: str, encoding: str) -> dict[str, tuple[str, int, str]]:
         data = dict(self.t.operands.get(key, {}))
+        if not data and key in _SUBVECTOR_LOOP:
+            data = dict(_SUBVECTOR_LOOP_FIELDS)
         if not data and encoding in ("FLAT", "GLOBAL", "SCRATCH"):
             # a FLAT-family opcode without operand data borrows its same-named sibling's
             suffix = key.split(".", 1)[1].split("_", 1)[1]
@@ -645,7 +653,10 @@ class Builder:
                 if toks and all(tk in pc.widths and not pc.ranges.get(tk) for tk in toks):
                     bits = min(bits, max(pc.widths[tk] for tk in toks))
             role = "use" if kind in ("imm", "label", "other") else self._role(enc, name, pc, tokmap, bits)
-            ops.append({"name": out_name, "role": role, "bits": bits, "kind": kind})
+            op = {"name": out_name, "role": role, "bits": bits, "kind": kind}
+            if data[name][0] == _LANE_MASK_FMT:
+                op["mask"] = True  # one bit per lane: two SGPRs in wave64
+            ops.append(op)
 
         # SOPK: s_setreg_b32 writes the hwreg() operand first when the SGPR is the source
         if enc == "SOPK" and len(ops) == 2 and ops[1]["name"] == "simm16" and data["simm16"][2] == "OPR_HWREG" \
@@ -692,6 +703,10 @@ class Builder:
         if enc in VALU_ENCODINGS or enc in VMEM_ENCODINGS or enc in ("DS", "LDSDIR", "EXP"):
             add_implicit(iuses, "exec_lo")
 
+        if key in _SUBVECTOR_LOOP:
+            ops[0]["role"] = _SUBVECTOR_LOOP[key]
+            idefs += ["exec_lo", "exec_hi"]
+            iuses += ["exec_lo", "exec_hi"]
         return {"encoding": enc, "ops": ops, "idefs": idefs, "iuses": iuses, "pc": pc, "key": key}
 
     @staticmethod
@@ -789,10 +804,10 @@ def classify(mnemonic: str, e: dict, optypes: set[str]) -> tuple[str, list[str]]
 # --------------------------------------------------------------------------------------------
 
 
-def _dpp_legal(e: dict) -> bool:
+def _dpp_legal(e: dict, base: str) -> bool:
     """DPP exists for VOP1/VOP2/VOPC opcodes with only 32-bit-or-narrower operands, a VGPR (or VCC)
     result, a full source operand in src0 and no literal constant."""
-    if e["encoding"] not in ("VOP1", "VOP2", "VOPC"):
+    if e["encoding"] not in ("VOP1", "VOP2", "VOPC") or base in _NO_VOP3_DPP:
         return False
     ops = e["ops"]
     if not any(o["name"] == "src0" and o["kind"] == "src" for o in ops):
@@ -804,6 +819,44 @@ def _dpp_legal(e: dict) -> bool:
     if any(o["name"] == "vdst" and o["kind"] != "vgpr" for o in ops):
         return False
     return True
+
+
+def _op_row(o: dict) -> list:
+    row = [o["name"], o["role"], o["bits"], o["kind"]]
+    if o.get("mask"):
+        return row + [1 if o.get("optional") else 0, 1]
+    return row + [1] if o.get("optional") else row
+
+
+# Opcodes of 32-bit operands that LLVM 19 has no DPP form for (VOP3; the DX9 FMAC not even in VOP2) (checked both ways by the
+# llvm-mc oracle test): lane access, the division helpers, the full-width integer multiplies,
+# the DX9 multiply-adds, v_mov_b16 and the no-operand ops.
+_NO_VOP3_DPP = {"v_div_fixup_f32", "v_div_fmas_f32", "v_div_scale_f32", "v_fma_dx9_zero_f32",
+                "v_fmac_dx9_zero_f32", "v_mov_b16", "v_mul_hi_i32", "v_mul_hi_u32", "v_mul_lo_u32", "v_nop",
+                "v_pipeflush", "v_permlane16_b32", "v_permlanex16_b32", "v_readlane_b32", "v_writelane_b32"}
+# VOP3P opcodes with a DPP form: the mixed-precision FMAs and the f16 dot product
+_VOP3P_DPP = {"v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_dot2_f32_f16"}
+
+
+def _vop3_dpp_legal(base: str, e: dict) -> bool:
+    """VOP3 with DPP (RDNA3 ISA guide, "DPP16"/"DPP8" with the VOP3 encoding): 32-bit operands only."""
+    if e["encoding"] == "VOP3P":
+        return base in _VOP3P_DPP
+    if base in _NO_VOP3_DPP:
+        return False
+    regs = [o for o in e["ops"] if o["kind"] not in ("imm", "label", "other")]
+    if not any(o["name"] == "src0" for o in regs):
+        return False
+    return all(o["bits"] <= 32 for o in regs)
+
+
+def _dpp_variant(e: dict) -> dict:
+    """DPP reads src0 from another lane (a VGPR), and lanes disabled by row_mask/bank_mask or
+    reading an invalid lane without bound_ctrl keep the old destination value."""
+    de = dict(e)
+    de["ops"] = [dict(o, kind="vgpr") if o["name"] == "src0" else
+                 dict(o, role="defuse") if o["name"] == "vdst" else o for o in e["ops"]]
+    return de
 
 
 def build(t: Tables) -> dict:
@@ -823,7 +876,7 @@ def build(t: Tables) -> dict:
             role = {"vmem_load": "def", "vmem_store": "use", "vmem_atomic": "defuse"}.get(klass, "use")
             ops = [dict(o, role=role) if o["name"] == "vdata" else o for o in ops]
         row = {"enc": e["encoding"], "cls": klass, "op": opcode,
-               "ops": [[o["name"], o["role"], o["bits"], o["kind"]] + ([1] if o.get("optional") else []) for o in ops],
+               "ops": [_op_row(o) for o in ops],
                "idef": e["idefs"], "iuse": e["iuses"], "cnt": counters}
         if vopd:
             row["vopd"] = vopd
@@ -867,13 +920,8 @@ def build(t: Tables) -> dict:
             is_tr = base in trans_base
             put(mn, e, opcode, is_trans=is_tr)          # <name>_e32
             put(base, e, opcode, is_trans=is_tr)        # bare name resolves to the e32 form
-            if _dpp_legal(e):
-                de = dict(e)
-                # DPP reads src0 from another lane (a VGPR), and lanes disabled by row_mask/bank_mask
-                # or reading an invalid lane without bound_ctrl keep the old destination value
-                de["ops"] = [dict(o, kind="vgpr") if o["name"] == "src0" else
-                             dict(o, role="defuse") if o["name"] == "vdst" else o for o in e["ops"]]
-                put(base + "_dpp", de, opcode, is_trans=is_tr)
+            if _dpp_legal(e, base):
+                put(base + "_dpp", _dpp_variant(e), opcode, is_trans=is_tr)
         elif enc in ("VOP3", "VOP3SD"):
             optypes = {v[2] for v in b._opdata(key, enc).values()}
             if cls.endswith("_SDST") and mn.endswith("_e64") and mn[:-4] in e32_key \
@@ -881,14 +929,22 @@ def build(t: Tables) -> dict:
                 continue  # VOP3 form of v_readfirstlane: LLVM has no spelling for it
             if "OPR_SSRC_LANESEL" in optypes:
                 put(mn, e, opcode)                       # lane access ops (readlane/writelane): bare name only
-            elif mn.endswith("_e64"):
-                base = mn[:-4]
-                put(mn, e, opcode, is_trans=base in trans_base)
-            elif mn in e32_key:
-                put(mn + "_e64", e, opcode, is_trans=mn in trans_base)  # VOP3SD promotion of a VOP2 op
             else:
-                put(mn, e, opcode)                       # VOP3-only: bare name and _e64
-                put(mn + "_e64", e, opcode)
+                base = mn[:-4] if mn.endswith("_e64") else mn
+                is_tr = base in trans_base
+                if mn.endswith("_e64"):
+                    put(mn, e, opcode, is_trans=is_tr)
+                elif mn in e32_key:
+                    put(mn + "_e64", e, opcode, is_trans=is_tr)  # VOP3SD promotion of a VOP2 op
+                else:
+                    put(mn, e, opcode)                   # VOP3-only: bare name and _e64
+                    put(mn + "_e64", e, opcode)
+                if _vop3_dpp_legal(base, e):
+                    put(base + "_e64_dpp", _dpp_variant(e), opcode, is_trans=is_tr)
+        elif enc == "VOP3P":
+            put(mn, e, opcode)
+            if _vop3_dpp_legal(mn, e):
+                put(mn + "_e64_dpp", _dpp_variant(e), opcode)
         else:
             put(mn, e, opcode)
     return {"entries": entries, "notes": b.notes}
@@ -907,7 +963,7 @@ def main(argv=None) -> int:
         "target": "gfx1100 (RDNA3), wave32",
         "source": "tinygrad runtime/autogen/amd/rdna3 (from AMD ISA XML/PDF)",
         "source_sha256": {n: hashlib.sha256(s.encode()).hexdigest()[:16] for n, s in sorted(t.sources.items())},
-        "operand_columns": ["name", "role", "bits", "kind", "optional?"],
+        "operand_columns": ["name", "role", "bits", "kind", "optional?", "lane mask?"],
         # where each encoding keeps its opcode, bit [hi, lo] of the instruction (VOPD: opx, opy)
         "op_fields": {enc: [[f["hi"], f["lo"]] for name, f in t.fields(enc).items() if name in ("op", "opx", "opy")]
                       for enc in sorted({r["enc"] for r in entries.values()})},

@@ -163,7 +163,7 @@ def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     for stmt, info, slots in zip(instr.stmts, instr.infos, instr.slots):
         if info is None:
             continue
-        d16 = "_d16" in stmt.mnemonic
+        d16 = "_d16" in info.mnemonic
         narrow = _narrow(info)
         for slot in slots:
             if slot.role in ("def", "defuse") and (d16 or slot.operand.half or slot.name in narrow):

@@ -72,7 +72,8 @@ def sequence_summary(instrs, steady: bool = True, sim: Simulation | None = None,
     operations issued in VOPD halves), vopd_fma_instructions (VOPD instructions
     with at least one FMA half), single_fma, vopd_fma_share (vopd_fma / fma),
     stall_cycles, stalled_instructions, rf_reads and cache_hits (SRC0/SRC1
-    operands read from the register file vs the operand caches), src2_reads
+    port reads served by the register file vs by the operand caches; a register
+    read through two ports counts twice), src2_reads
     (accumulators), lds_ops, lds_ops_per_fma, issue_cycles (VALU instructions +
     stall cycles: the modelled VALU issue time), salu_branch (SALU and branch instructions), waits
     (``s_waitcnt``), k_steps (outer products, :func:`isalint.model.ksteps.k_steps`; None without one

@@ -53,11 +53,19 @@ class Instr:
 
     @property
     def mnemonic(self) -> str:
+        """The instruction's name(s) as written."""
         return " :: ".join(s.mnemonic for s in self.stmts)
 
     @property
+    def canonical(self) -> str:
+        """The gfx11 name(s): an alias LLVM accepts (``v_add_u32_e32``) resolved to its opcode."""
+        return " :: ".join(i.mnemonic if i is not None else s.mnemonic for s, i in zip(self.stmts, self.infos))
+
+    @property
     def opcode(self) -> str:
-        return self.stmts[0].mnemonic
+        """The gfx11 name of the (first) opcode, aliases resolved."""
+        info = self.infos[0] if self.infos else None
+        return info.mnemonic if info is not None else self.stmts[0].mnemonic
 
     @property
     def is_vopd(self) -> bool:
@@ -128,6 +136,7 @@ class Program:
     label_lines: dict[str, Line]
     kernels: list[Kernel]
     metadata_text: str | None = None
+    wave64: bool = False  # the file's kernels run in wave64 (.amdhsa_wavefront_size32 0)
     _cfg: object = None
     _metadata: dict | None = None
 
@@ -173,10 +182,11 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
     current_descriptor: Kernel | None = None
     metadata_lines: list[str] = []
     comment_facts: dict[str, tuple[int, Line]] = {}
+    wave64 = _is_wave64(source)
     for line in source.lines:
         kind = line.kind
         if kind == "instruction":
-            instrs.append(_make_instr(len(instrs), line))
+            instrs.append(_make_instr(len(instrs), line, wave64))
             continue
         if kind == "metadata":
             metadata_lines.append(line.text)
@@ -230,10 +240,31 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
     for k in kernels:
         k.comment_facts = comment_facts
     metadata_text = "\n".join(metadata_lines) if metadata_lines else None
-    program = Program(source, target, instrs, labels, label_lines, kernels, metadata_text)
+    program = Program(source, target, instrs, labels, label_lines, kernels, metadata_text, wave64=wave64)
     for k in kernels:
         k.program = program
     return program
+
+
+def _is_wave64(source: SourceFile) -> bool:
+    """A kernel descriptor asks for wave64. The descriptor follows the code, so it is looked up
+    before the instructions are built; a file's kernels are taken to share one wave size."""
+    for line in source.lines:
+        if line.kind == "directive" and line.directive == ".amdhsa_wavefront_size32":
+            return line.args.split()[:1] == ["0"]
+    return False
+
+
+# Wave64 (RDNA3 ISA guide, "Wave32 and Wave64"): VCC and EXEC are register pairs and lane masks
+# take two SGPRs.
+_WAVE64_PAIR = {"vcc_lo": ("vcc_lo", "vcc_hi"), "exec_lo": ("exec_lo", "exec_hi")}
+
+
+def _wave64_regs(regs: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for r in regs:
+        out.extend(_WAVE64_PAIR.get(r, (r,)))
+    return out
 
 
 def _load_yaml(text: str):
@@ -376,7 +407,7 @@ def _yaml_scalar(text: str):
     raise _NotSubset
 
 
-def _make_instr(index: int, line: Line) -> Instr:
+def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
     infos: list[OpInfo | None] = []
     slots: list[list[Slot]] = []
     defs: list[str] = []
@@ -402,7 +433,7 @@ def _make_instr(index: int, line: Line) -> Instr:
             slots.append([])
             continue
         try:
-            stmt_slots = match_operands(stmt, info)
+            stmt_slots = match_operands(stmt, info, wave64)
         except OperandMismatch as exc:
             problem, problem_col = str(exc), exc.col
             slots.append([])
@@ -417,8 +448,12 @@ def _make_instr(index: int, line: Line) -> Instr:
             elif role == "defuse":
                 uses += slot.regs
                 defs += slot.regs
-        uses += info.implicit_uses
-        defs += info.implicit_defs
+        if wave64:
+            uses += _wave64_regs(info.implicit_uses)
+            defs += _wave64_regs(info.implicit_defs)
+        else:
+            uses += info.implicit_uses
+            defs += info.implicit_defs
         if info.counters:
             counters = counters + tuple(c for c in info.counters if c not in counters)
     if len(line.statements) == 2:
@@ -447,7 +482,7 @@ class OperandMismatch(ValueError):
         self.col = col
 
 
-def match_operands(stmt: Statement, info: OpInfo) -> list[Slot]:
+def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[Slot]:
     """Pair the written operands with the ISA operand specs, in order.
 
     Handles the syntax-level facts the ISA data cannot know: ``off`` for a
@@ -462,6 +497,10 @@ def match_operands(stmt: Statement, info: OpInfo) -> list[Slot]:
     specs = fitting if fitting is not None else info.operands
     if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
         specs = _memory_specs(list(specs), written)
+    elif info.encoding in ("MUBUF", "MTBUF", "MIMG"):
+        specs = _buffer_specs(list(specs), stmt, info.encoding)
+    if wave64 and any(s.mask for s in specs):
+        specs = [OperandSpec(s.name, s.role, 64, s.kind, s.optional, True) if s.mask else s for s in specs]
     if len(written) > len(specs):
         extra = written[len(specs)]
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
@@ -483,8 +522,25 @@ def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[Oper
     return specs
 
 
+def _buffer_specs(specs: list[OperandSpec], stmt: Statement, encoding: str) -> list[OperandSpec]:
+    """MUBUF/MTBUF ``vaddr`` holds an index (``idxen``), an offset (``offen``), both (a pair) or
+    is ``off``; ``tfe`` returns one more dword, the fetch status (RDNA3 ISA guide, "Buffer
+    Instructions")."""
+    names = {m.name for m in stmt.modifiers}
+    out = []
+    for s in specs:
+        if s.name == "vaddr" and encoding != "MIMG":
+            s = OperandSpec(s.name, s.role, 32 * max(1, ("idxen" in names) + ("offen" in names)), s.kind, s.optional)
+        elif s.name == "vdata" and "tfe" in names and s.role in ("def", "defuse"):
+            s = OperandSpec(s.name, s.role, s.bits + 32, s.kind, s.optional)
+        out.append(s)
+    return out
+
+
 def _operand_registers(op: Operand, spec: OperandSpec, stmt: Statement) -> list[str]:
     kind = op.kind
+    if kind == "off" and spec.name == "vaddr":
+        return []  # a buffer access with neither idxen nor offen
     if kind not in _REGISTER_KINDS:
         return []
     width = max(1, spec.bits // 32)

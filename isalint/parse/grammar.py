@@ -26,10 +26,12 @@ def _grammar():
 
     pp.ParserElement.set_default_whitespace_chars(" \t")
     nested = pp.Forward()
-    bracket = pp.Literal("[") + pp.ZeroOrMore(nested | pp.Regex(r"[^\[\]()]+")) + pp.Literal("]")
-    paren = pp.Literal("(") + pp.ZeroOrMore(nested | pp.Regex(r"[^\[\]()]+")) + pp.Literal(")")
-    nested <<= bracket | paren
-    plain = pp.Regex(r"[^\s,\[\]():]+|:(?!:)")
+    inner = pp.Regex(r"[^\[\](){}]+")
+    bracket = pp.Literal("[") + pp.ZeroOrMore(nested | inner) + pp.Literal("]")
+    paren = pp.Literal("(") + pp.ZeroOrMore(nested | inner) + pp.Literal(")")
+    brace = pp.Literal("{") + pp.ZeroOrMore(nested | inner) + pp.Literal("}")
+    nested <<= bracket | paren | brace
+    plain = pp.Regex(r"[^\s,\[\](){}:]+|:(?!:)")
     atom = pp.Combine(pp.OneOrMore(plain | nested), adjacent=True)
     # ``offset: 64``: a key, its colon, blanks, and the value are one word.
     spaced_key = pp.Combine(pp.Regex(r"[A-Za-z_]\w*:") + pp.White(" \t") + atom, adjacent=True)

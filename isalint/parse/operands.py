@@ -78,6 +78,9 @@ def _classify_uncached(text: str, col: int) -> Operand:
     if _FLOAT.match(body):
         value = float(body)
         return Operand(text, col, "float", value=-value if neg else value, abs=absolute)
+    if body.startswith("{") and body.endswith("}"):
+        # the structured hwreg operand of s_getreg/s_setreg: {id: 51, offset: 0, size: 32}
+        return Operand(text, col, "func", "hwreg", value=None)
     m = _FUNC.match(body)
     if m:
         return Operand(text, col, "func", m.group(1).lower(), value=None, neg=neg, abs=absolute)

@@ -9,15 +9,15 @@ import re
 from .nodes import Statement
 from .operands import OperandError, classify_modifier, classify_operand, is_call_word
 
-_OPEN = {"[": "]", "(": ")"}
-_CLOSE = {"]", ")"}
+_OPEN = {"[": "]", "(": ")", "{": "}"}  # braces: the structured hwreg operand {id: 1, size: 4}
+_CLOSE = {"]", ")", "}"}
 _MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 # One operand or modifier word whose brackets are single-level and balanced: the words of
 # nearly every real line. Anything else (nested or stray brackets, ``key: value``, stray
 # commas) leaves the fast path and goes through the character loop below.
-_WORD = r"(?:[^ \t,\[\]()]|\[[^\[\]()]*\]|\([^\[\]()]*\))+"
+_WORD = r"(?:[^ \t,\[\](){}]|\[[^\[\](){}]*\]|\([^\[\](){}]*\))+"
 _TOKENS = re.compile(rf"([ \t]*,?[ \t]*)({_WORD})")
-_BRACKETS = re.compile(r"[\[\]()]")
+_BRACKETS = re.compile(r"[\[\](){}]")
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:

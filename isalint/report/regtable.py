@@ -64,7 +64,7 @@ def _summary_lines(s: dict) -> list[str]:
         f"({s['vopd_fma']} FMAs), {s['single_fma']} single",
         f"FMAs issued as VOPD   {share}",
         f"stall cycles          {s['stall_cycles']} (in {s['stalled_instructions']} instructions)",
-        f"register-file reads   {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
+        f"register-file port reads {s['rf_reads']}, operand-cache hits {s['cache_hits']} ({hit} hits); "
         f"{s['src2_reads']} accumulator reads",
         f"LDS operations        {s['lds_ops']} ({s['lds_ops_per_fma']:.4g} per FMA)",
         f"VALU issue cycles     {s['issue_cycles']}{' per iteration' if s['loop'] else ''} (modelled)",

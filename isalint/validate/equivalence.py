@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -141,10 +141,13 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
 
 
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
-                  overrides: dict | None = None):
-    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``."""
+                  overrides: dict | None = None, inputs: tuple | None = None):
+    """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
+    the A, B, C matrices to use instead of seeded random ones."""
     geo = gemm_mod.geometry(path, n, grid, block)
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
+    if inputs is not None:
+        prob = replace(prob, a=inputs[0], b=inputs[1], c=inputs[2])
 
     def make(kernel: Kernel) -> Launch:
         if not gemm_mod.has_gemm_abi(kernel.kernel):

@@ -229,15 +229,20 @@ class Toolchain:
         return self.describe()
 
     # -- command lines ------------------------------------------------------------------
-    def _asm_argv(self, mcpu: str, inp: str, out: str, *, filetype: str, show: bool = False) -> list[str]:
+    def _asm_argv(self, mcpu: str, inp: str, out: str, *, filetype: str, show: bool = False,
+                  mattr: str | None = None) -> list[str]:
         argv = list(self.assembler)
         if self.flavor == "llvm-mc":
             argv += [f"-triple={TRIPLE}", f"-mcpu={mcpu}", f"-filetype={filetype}"]
+            if mattr:
+                argv.append(f"-mattr={mattr}")
             if show:
                 argv += ["-show-encoding", "-show-inst"]
             argv += ["-o", out, inp]
         else:
             argv += ["-cc1as", "-triple", TRIPLE, "-target-cpu", mcpu, "-filetype", filetype]
+            for feature in (mattr.split(",") if mattr else ()):
+                argv += ["-target-feature", feature]
             if show:
                 argv += ["-show-encoding", "-show-inst"]
             argv += ["-o", out, inp]
@@ -297,11 +302,13 @@ class Toolchain:
         else:
             shown = source_name or "<input>"
         mcpu = mcpu or _sniff_mcpu(text) or DEFAULT_MCPU
+        # wave64 code assembles only in wave64 mode, which the file says by its kernel descriptor
+        mattr = "+wavefrontsize64" if _WAVE64.search(text) else None
         obj_path = Path(obj_path)
         tmp = _temp_beside(obj_path, ".o")
         try:
             inp = str(path) if path is not None else "-"
-            argv = self._asm_argv(mcpu, inp, str(tmp), filetype="obj")
+            argv = self._asm_argv(mcpu, inp, str(tmp), filetype="obj", mattr=mattr)
             res = self._run(argv, None if path is not None else text, timeout,
                             rename={"<stdin>": shown, str(path): shown} if path else {"<stdin>": shown},
                             default_path=shown)
@@ -389,11 +396,12 @@ class Toolchain:
         return AssembleResult(ok, None, diags, argv, p.stderr)
 
     # -- the oracle ---------------------------------------------------------------------
-    def show_inst(self, lines: Sequence[str], *, mcpu: str = DEFAULT_MCPU,
+    def show_inst(self, lines: Sequence[str], *, mcpu: str = DEFAULT_MCPU, mattr: str | None = None,
                   timeout: float = _ASSEMBLE_TIMEOUT) -> list[InstCheck]:
         """Ask the assembler about many instruction lines at once (one subprocess).
 
-        Returns one :class:`InstCheck` per input line, in order. Lines are independent:
+        Returns one :class:`InstCheck` per input line, in order (``mattr``: target features such
+        as ``+wavefrontsize64``). Lines are independent:
         a rejected line does not affect the others. Labels and directives are allowed (they
         are "accepted" with no encoding); a line must not contain a newline.
         """
@@ -410,7 +418,7 @@ class Toolchain:
             buf.append(f"{_MARK}{i}:")
             buf.append(ln)
         src = "\n".join(buf) + "\n"
-        argv = self._asm_argv(mcpu, "-", "-", filetype="asm", show=True)
+        argv = self._asm_argv(mcpu, "-", "-", filetype="asm", show=True, mattr=mattr)
         try:
             p = subprocess.run(argv, input=src, capture_output=True, text=True, timeout=timeout)
         except (OSError, subprocess.SubprocessError) as exc:
@@ -439,6 +447,7 @@ class Toolchain:
         return out
 
 
+_WAVE64 = re.compile(r"^[ \t]*\.amdhsa_wavefront_size32[ \t]+0\b", re.M)
 _MARK = "__isalint_line_"
 _MARK_RE = re.compile(rf"^{_MARK}(\d+):\s*$")
 _ENC_RE = re.compile(r"^\s*(?P<text>\S.*?)\s*;\s*encoding:\s*\[(?P<bytes>[^\]]*)\]")

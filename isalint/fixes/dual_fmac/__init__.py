@@ -92,7 +92,7 @@ def _summary(old, new, fb: FmaBlock, sched: Schedule, info: dict) -> str:
         ("VOPD share of FMAs", lambda s: f"{100 * s['vopd_fma_share']:.1f}%"),
         ("single FMAs", lambda s: str(s["single_fma"])),
         ("modeled bank stalls", lambda s: str(s["stall_cycles"])),
-        ("register-file reads", lambda s: str(s["rf_reads"])),
+        ("register-file port reads", lambda s: str(s["rf_reads"])),
         ("operand-cache hits", lambda s: str(s["cache_hits"])),
         ("LDS ops per FMA", lambda s: f"{s['lds_ops_per_fma']:.3f}"),
         ("VALU issue cycles", lambda s: str(s["issue_cycles"])),

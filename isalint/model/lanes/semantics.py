@@ -72,11 +72,12 @@ class InstructionSemantics(LaneAlgebra):
         out: dict[str, Value] = {}
         for si, stmt in enumerate(ins.stmts):
             slots = ins.slots[si]
-            out.update(self._statement(ins, stmt, slots))
+            info = ins.infos[si]
+            out.update(self._statement(ins, stmt, slots, info.mnemonic if info is not None else stmt.mnemonic))
         return out
 
-    def _statement(self, ins, stmt, slots) -> dict[str, Value]:
-        m = base_mnemonic(stmt.mnemonic)
+    def _statement(self, ins, stmt, slots, opcode: str) -> dict[str, Value]:
+        m = base_mnemonic(opcode)  # the gfx11 opcode: an alias evaluates as what it stands for
         defs = [s for s in slots if s.role in ("def", "defuse") and s.regs]
         srcs = [s for s in slots if s.role == "use"]
         what = f"'{stmt.mnemonic}' at line {ins.lineno}"

@@ -8,6 +8,13 @@ Addresses (RDNA3 ISA guide, chapters 8 "Scalar memory", 10 "Flat/global/scratch"
 * ``scratch_*``: per-lane private memory at (vaddr or 0) + (saddr or 0) + offset.
 * ``ds_*``: LDS byte address VGPR + ``offset:`` (16 bits); ``2addr`` forms use two 8-bit offsets
   scaled by the element size (and by 64 for ``stride64``).
+* ``buffer_*`` (chapter 9 "Vector memory buffer instructions"): the 128-bit resource V# in four
+  SGPRs gives base (bits 47:0), stride (61:48), num_records (95:64), ADD_TID_ENABLE (119) and
+  OOB_SELECT (125:124). Address = base + soffset + offset + stride * index, where offset is the
+  ``offen`` VGPR plus ``offset:`` and index the ``idxen`` VGPR (plus the lane with
+  ADD_TID_ENABLE). Range checking by OOB_SELECT: 0 index >= num_records or offset >= stride,
+  1 index >= num_records, 2 num_records == 0, 3 (raw) offset + soffset + size > num_records.
+  An out-of-range load returns 0 and an out-of-range store writes nothing.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ from .operands import scalar_source, sgpr_index
 _WIDTH = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
 _SMEM_WIDTH = {"b32": 1, "b64": 2, "b128": 4, "b256": 8, "b512": 16}
 _MEM_MODS = {"offset", "glc", "slc", "dlc", "nv", "sc0", "sc1", "nt"}
+_BUF_MODS = _MEM_MODS | {"offen", "idxen"}
 
 
 class MemCtx:
@@ -110,8 +118,9 @@ def _store_keys(idx, nbytes, active):
     return np.where(active[..., None], k, -1)
 
 
-def _load(ctx, g, instr, space, arr_name, idx, nbytes, active, dst, ndw_out, kind, queue, fwd_queue):
-    """Read memory now (with own-wave store forwarding) and queue the register write."""
+def _load(ctx, g, instr, space, arr_name, idx, nbytes, active, dst, ndw_out, kind, queue, fwd_queue, zero=None):
+    """Read memory now (with own-wave store forwarding) and queue the register write; lanes in
+    ``zero`` (out-of-range buffer lanes) receive 0."""
     mem = ctx.machine.mem
     arr8 = getattr(mem, arr_name)
     arr32 = getattr(mem, arr_name + "32")
@@ -133,6 +142,9 @@ def _load(ctx, g, instr, space, arr_name, idx, nbytes, active, dst, ndw_out, kin
     if kind in ("u8", "i8", "u16", "i16"):
         data = _extend(data, kind)
     data = np.array(data, copy=True)
+    if zero is not None:
+        data[zero] = 0
+        active = active | zero
     ctx.machine.issue(g, queue, _apply_vload(dst, ndw_out, data, active, kind), instr)
 
 
@@ -282,6 +294,8 @@ def ds(instr, stmt, ctx: MemCtx):
 def vmem(instr, stmt, ctx: MemCtx):
     name = stmt.mnemonic
     seg = name.split("_", 1)[0]
+    if seg == "buffer":
+        return _buffer(instr, stmt, ctx)
     _check_mods(stmt, _MEM_MODS)
     parts = name.split("_")
     if parts[1] not in ("load", "store") or "d16" in parts or "lds" in parts or "addtid" in parts:
@@ -364,4 +378,76 @@ def vmem(instr, stmt, ctx: MemCtx):
         idx, active = addresses(g)
         data = np.stack([g.V[data_r + k] for k in range(ndw)], axis=-1)[..., None, :]
         _store(ctx, g, instr, space, arr, idx, nbytes, data, active, "vs")
+    return run_store
+
+
+def _buffer_access(stmt):
+    """(is_load, kind, bytes) of a MUBUF load/store the emulator runs, else Unimplemented."""
+    parts = stmt.mnemonic.split("_")
+    if parts[1] not in ("load", "store") or len(parts) != 3 or parts[2] not in _WIDTH:
+        raise Unimplemented(f"opcode '{stmt.mnemonic}' is not implemented by the emulator")
+    return parts[1] == "load", parts[2], _WIDTH[parts[2]]
+
+
+def _buffer(instr, stmt, ctx: MemCtx):
+    """MUBUF load/store through a buffer resource (see the module docstring)."""
+    _check_mods(stmt, _BUF_MODS)
+    is_load, kind, nbytes = _buffer_access(stmt)
+    ndw = max(1, nbytes // 4)
+    ops = list(stmt.operands)
+    nvgpr = ctx.nvgpr
+    data_r = _vreg(ops[0], ndw, nvgpr, "destination" if is_load else "data")
+    offen, idxen = stmt.modifier("offen") is not None, stmt.modifier("idxen") is not None
+    vaddr = _vreg(ops[1], idxen + offen, nvgpr, "address") if (offen or idxen) else None
+    if ops[2].kind != "sgpr" or ops[2].count != 4:
+        raise Unimplemented(f"buffer resource '{ops[2].text}' must be four SGPRs")
+    rsrc = sgpr_index(ops[2])
+    soff = scalar_source(ops[3], "u32")
+    o = stmt.modifier("offset")
+    imm = o.int_value() if o else 0
+    mem = ctx.machine.mem
+    lanes = np.arange(32, dtype=I64)
+
+    def addresses(g):
+        w0, w1, w2, w3 = (g.S[rsrc + k].astype(I64)[:, None] for k in range(4))
+        base = w0 | ((w1 & 0xFFFF) << 32)
+        stride = (w1 >> 16) & 0x3FFF
+        oob = (w3 >> 28) & 3
+        soffset = np.asarray(soff(g), dtype=U32).astype(I64).reshape(-1, 1)
+        offset = np.full(g.mask.shape, imm, dtype=I64)
+        index = np.zeros(g.mask.shape, dtype=I64)
+        if idxen:
+            index = index + g.V[vaddr].astype(I64)
+        if offen:
+            offset = offset + g.V[vaddr + idxen].astype(I64)
+        index = index + np.where((w3 >> 23) & 1 == 1, lanes, 0)
+        out = np.where(oob == 0, (index >= w2) | ((stride != 0) & (offset >= stride)),
+                       np.where(oob == 1, index >= w2,
+                                np.where(oob == 2, w2 == 0, offset + soffset + nbytes > w2)))
+        partial = (oob == 3) & (offset + soffset < w2) & out
+        active = g.mask
+        if partial[active].any():
+            raise Unimplemented("a buffer access partly out of range (hardware checks each dword)")
+        addr = base + soffset + offset + stride * index
+        off = addr - HEAP_BASE
+        inside = active & ~out
+        chk = off[inside]
+        err, fatal = mem.check_global(chk, nbytes, store=not is_load)
+        if err:
+            if fatal:
+                _fault(ctx, instr, f"buffer {'load' if is_load else 'store'} at {err}")
+            _note(ctx, instr, f"load reads garbage: {err}")
+        return off[..., None], inside, active & out
+
+    if is_load:
+        def run(g):
+            idx, inside, outside = addresses(g)
+            _load(ctx, g, instr, "global", "heap", idx, nbytes, inside, data_r, ndw, kind, "vm", "vs",
+                  outside if outside.any() else None)
+        return run
+
+    def run_store(g):
+        idx, inside, _ = addresses(g)
+        data = np.stack([g.V[data_r + k] for k in range(ndw)], axis=-1)[..., None, :]
+        _store(ctx, g, instr, "global", "heap", idx, nbytes, data, inside, "vs")
     return run_store

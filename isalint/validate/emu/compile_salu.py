@@ -176,11 +176,6 @@ SOP: dict[str, tuple] = {
 for _op in ("and", "or", "xor", "nand", "nor", "xnor", "and_not1", "or_not1"):
     SOP[f"s_{_op}_b32"] = ("u32", ("u32", "u32"), _logic(_op, False))
     SOP[f"s_{_op}_b64"] = ("u64", ("u64", "u64"), _logic(_op, True))
-_ALIAS = {"s_andn2_b32": "s_and_not1_b32", "s_orn2_b32": "s_or_not1_b32", "s_andn2_b64": "s_and_not1_b64",
-          "s_orn2_b64": "s_or_not1_b64", "s_andn2_saveexec_b32": "s_and_not1_saveexec_b32",
-          "s_orn2_saveexec_b32": "s_or_not1_saveexec_b32", "s_ff1_i32_b32": "s_ctz_i32_b32",
-          "s_flbit_i32_b32": "s_clz_i32_u32"}
-
 # compares: name -> (source types, fn) ; SOPK compares take a 16-bit immediate
 SOPC: dict[str, tuple] = {}
 for _op in ("eq", "lg", "gt", "ge", "lt", "le"):
@@ -237,7 +232,7 @@ def _src(op, typ, dst_reader=None):
 
 def salu(stmt):
     """Closure ``g -> None`` executing one SALU statement."""
-    name = _ALIAS.get(stmt.mnemonic, stmt.mnemonic)
+    name = stmt.mnemonic
     ops = list(stmt.operands)
     if stmt.modifiers:
         raise Unimplemented(f"modifier '{stmt.modifiers[0].text}' on {stmt.mnemonic}")
@@ -351,9 +346,11 @@ def salu(stmt):
 
 # ------------------------------------------------------------------------- program control
 
+# The emulator's memory is coherent, so the cache invalidations a WGP-mode acquire fence emits
+# (buffer_gl0_inv, buffer_gl1_inv) change no value.
 _NOPS = {"s_nop", "s_delay_alu", "s_clause", "s_set_inst_prefetch_distance", "s_inst_prefetch", "s_setprio",
          "s_sleep", "s_code_end", "s_icache_inv", "s_dcache_inv", "s_wait_idle", "s_waitcnt_expcnt",
-         "s_waitcnt_depctr", "s_ttracedata", "s_ttracedata_imm"}
+         "s_waitcnt_depctr", "s_ttracedata", "s_ttracedata_imm", "buffer_gl0_inv", "buffer_gl1_inv"}
 
 
 def control(instr, stmt, labels):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import packed
 from .errors import Unimplemented
 from .fp import fma_f32, flush_denormals
 from .machine import EXEC_LO, F32, I64, LANES, U32, U64, VCC_LO, mask_to_bits
@@ -37,9 +38,10 @@ def base_name(mnemonic: str) -> tuple[str, bool]:
 class ValuCtx:
     """What a VALU compile needs to know about the kernel."""
 
-    def __init__(self, nvgpr: int, flush_f32: bool):
+    def __init__(self, nvgpr: int, flush_f32: bool, f16_denorm_mode: int = 3):
         self.nvgpr = nvgpr
         self.flush_f32 = flush_f32
+        self.f16_denorm_mode = f16_denorm_mode
 
 
 def _lane_mask_reader(op):
@@ -197,6 +199,8 @@ def valu_parts(stmt, ctx: ValuCtx):
 
     if base in ("v_nop",):
         return (lambda g: None), (lambda g, p: None)
+    if base in packed.NAMES:
+        return packed.packed_parts(stmt, base, ctx, dpp)
 
     if base in ACCUMULATE or base in VOP:
         _check_modifiers(stmt, allowed)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -190,6 +190,7 @@ class Kernel:
         if mode not in (0, 3):
             raise LaunchError(f".amdhsa_float_denorm_mode_32 {mode} (partial flushing) is not emulated", self.path)
         self.flush_f32 = mode == 0
+        self.f16_denorm_mode = d.get(".amdhsa_float_denorm_mode_16_64", 3)
         self.layout = sgpr_layout(d)
         self.args = kernel_args(k)
         self.kernarg_size = max(d.get(".amdhsa_kernarg_size", 0),
@@ -208,7 +209,7 @@ class Kernel:
     # -- compilation ------------------------------------------------------------------
     def compile(self, machine: Machine) -> None:
         t0 = time.perf_counter()
-        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        vctx = ValuCtx(self.nvgpr, self.flush_f32, self.f16_denorm_mode)
         mctx = self._mctx = MemCtx(machine, self.nvgpr, self.path)
         labels = self.program.labels
         ops = []
@@ -239,16 +240,19 @@ class Kernel:
     def _compile(self, ins, vctx, mctx, labels):
         if ins.problem:
             raise Unimplemented(f"cannot emulate: {ins.problem}")
+        stmts = _canonical_statements(ins)
+        if _cache_control(ins.infos[0]):
+            return lambda g: None
         if ins.is_vopd:
             parts = []
-            for stmt in ins.stmts:
+            for stmt in stmts:
                 base, _ = base_name(stmt.mnemonic)
                 p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
                 parts.append(p or valu_parts(stmt, vctx))
             (cx, wx), (cy, wy) = parts
             # Both halves read their sources before either writes (RDNA3 ISA guide, 7.x "VOPD"):
             # a Y payload that is a view of X's destination must be copied before X commits.
-            sx, sy = ins.stmts
+            sx, sy = stmts
             dst_x = {sx.operands[0].first} if sx.operands and sx.operands[0].kind == "vgpr" else set()
             y_srcs = {op.first for op in sy.operands[1:] if op.kind == "vgpr"}
             if dst_x & y_srcs:
@@ -264,7 +268,7 @@ class Kernel:
                     wx(g, px)
                     wy(g, py)
             return vopd
-        stmt = ins.stmts[0]
+        stmt = stmts[0]
         klass = ins.klass
         if klass in ("valu", "trans"):
             base, _ = base_name(stmt.mnemonic)
@@ -288,7 +292,7 @@ class Kernel:
         """(line, opcode, reason) of every instruction of the kernel the emulator cannot execute."""
         m = Machine()
         out = []
-        vctx = ValuCtx(self.nvgpr, self.flush_f32)
+        vctx = ValuCtx(self.nvgpr, self.flush_f32, self.f16_denorm_mode)
         mctx = MemCtx(m, self.nvgpr, self.path)
         for ins in self.program.instrs[self.kernel.first:self.kernel.last]:
             try:
@@ -527,3 +531,21 @@ class Kernel:
             ins = self.program.instrs[pc] if pc < len(self.program.instrs) else None
             raise EmulationError(f"internal emulator error: {type(exc).__name__}: {exc}", self.path,
                                  ins.lineno if ins else None, ins.text() if ins else None) from exc
+
+
+def _canonical_statements(ins) -> list:
+    """The instruction's statements under their gfx11 names: an alias LLVM accepts
+    (``v_add_u32_e32``, ``ds_read_b128``) runs as the opcode it stands for."""
+    out = []
+    for stmt, info in zip(ins.stmts, ins.infos):
+        if info is not None and info.mnemonic != stmt.mnemonic:
+            stmt = replace(stmt, mnemonic=info.mnemonic)
+        out.append(stmt)
+    return out
+
+
+def _cache_control(info) -> bool:
+    """Cache invalidations (buffer_gl0_inv, buffer_gl1_inv, s_gl1_inv, s_dcache_inv): operand-less
+    MUBUF/SMEM opcodes. The emulator has no caches and completes every access in order of its
+    counters, so they change no result."""
+    return info is not None and info.encoding in ("MUBUF", "SMEM") and not info.operands

@@ -1,0 +1,149 @@
+"""``isalint estimate FILE --gemm N``: predicted time and TFLOP/s of one GEMM launch, and where its cycles go.
+
+Exit 0 with the estimate, 2 on bad input (one line, ``file:line`` when a line is at fault).
+"""
+from __future__ import annotations
+
+import json
+
+import click
+
+from .common import fail, load_analysis
+
+GPUS = ("gfx1100",)
+
+
+def parse_params(items) -> dict:
+    """``NAME=VALUE`` overrides of :class:`isalint.hw.timing.Timing` fields."""
+    from ..hw.timing import GFX1100, PARAMETERS
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in PARAMETERS:
+            fail(f"--param {item!r}: expected NAME=VALUE with NAME one of {', '.join(PARAMETERS)}")
+        kind = type(getattr(GFX1100, name))
+        try:
+            out[name] = kind(float(value)) if kind is int and float(value).is_integer() else kind(value)
+        except ValueError:
+            fail(f"--param {item!r}: {value!r} is not a {kind.__name__}")
+    return out
+
+
+def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None):
+    """Load ``path`` and estimate it; exits 2 with a one-line message on bad input."""
+    from ..estimate import EstimateError, estimate
+    from ..hw.timing import GFX1100
+    from ..validate.gemm import GemmError, geometry
+
+    analysis = load_analysis(path)
+    program = analysis.program
+    kernel = None
+    if kernel_name is not None:
+        kernel = next((k for k in program.kernels if k.name == kernel_name), None)
+        if kernel is None:
+            fail(f"{path}: no kernel named {kernel_name} (kernels: {', '.join(k.name for k in program.kernels)})")
+    try:
+        geo = geometry(path, n, grid, block)
+    except GemmError as exc:
+        fail(f"{path}: {exc}")
+    timing = GFX1100.with_(**(params or {}))
+    try:
+        return estimate(program, n, geo.grid, geo.block, timing, kernel, abi=geo.abi)
+    except EstimateError as exc:
+        where = f"{path}:{exc.line}" if exc.line else path
+        fail(f"{where}: {exc}")
+
+
+def parameter_table() -> str:
+    from ..hw.timing import GFX1100, PARAMETERS, REFERENCE_MS, REFERENCE_N
+
+    rows = [f"{'parameter':28s} {'value':>10s}  {'unit':12s} {'source':11s} note"]
+    for name, (unit, kind, note) in PARAMETERS.items():
+        value = getattr(GFX1100, name)
+        shown = f"{value:.3g}" if isinstance(value, float) else str(value)
+        rows.append(f"{name:28s} {shown:>10s}  {unit:12s} {kind:11s} {note}")
+    rows.append("")
+    rows.append(f"reference kernels ({REFERENCE_N}^3 FP32 GEMM measured on a Radeon 7900 XTX; "
+                "benchmarks/bench_estimate.py compares the model with them):")
+    for k, (what, ms) in REFERENCE_MS.items():
+        rows.append(f"  {k}  {ms:9.4f} ms  {what}")
+    return "\n".join(rows)
+
+
+def render(est) -> str:
+    from ..estimate import CAUSE_TEXT
+
+    r = est.residency
+    unit = "WGP" if r.wgp_mode else "CU"
+    lines = [
+        f"{est.path}: kernel {est.kernel}, {'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}: "
+        f"grid {'x'.join(map(str, est.grid))}, "
+        f"block {'x'.join(map(str, est.block))}",
+        f"  predicted   {est.predicted_ms:.3f} ms"
+        + (f", {est.tflops:.1f} TFLOP/s (peak {est.timing.peak_flops / 1e12:.1f})" if est.tflops else ""),
+        f"  occupancy   {est.occupancy_waves:g} waves per SIMD: {r.groups_per_unit} workgroup(s) of "
+        f"{r.waves_per_group} waves per {unit} ({'WGP' if r.wgp_mode else 'CU'} mode), limited by {r.limit} "
+        f"({r.vgprs} VGPRs allocated as {r.allocated_vgprs}: {r.waves_by_vgprs} waves per SIMD)",
+        f"  rounds      {est.full_rounds} full round(s) of {r.groups_per_unit} workgroup(s) per {unit}"
+        + (f", then {est.last_groups} per {unit}" if est.last_groups else ""),
+        "  where a SIMD's cycles go:",
+    ]
+    fr = est.fractions()
+    for cause, text in CAUSE_TEXT.items():
+        if fr.get(cause, 0) >= 0.0005:
+            lines.append(f"    {text:36s} {100 * fr[cause]:5.1f}%")
+    lines.append("  per loop (innermost loop of each instruction; share of all cycles):")
+    total = sum(est.causes.values()) or 1.0
+    short = {"valu": "VALU", "bank_stall": "bank", "lds_wait": "LDS", "gmem_wait": "gmem", "barrier": "barrier",
+             "dependency": "dep", "salu_branch": "issue", "idle": "idle"}
+    head = f"    {'loop':16s} {'line':>5s} {'trips':>7s} {'share':>6s}  " + " ".join(f"{v:>7s}" for v in short.values())
+    lines.append(head)
+    for lp in est.loops:
+        if lp.cycles / total < 0.0005:
+            continue
+        cells = " ".join(f"{100 * lp.causes[c] / total:6.1f}%" for c in short)
+        line = str(lp.line) if lp.line else "-"
+        lines.append(f"    {lp.label:16s} {line:>5s} {lp.trips:7d} {100 * lp.cycles / total:5.1f}%  {cells}")
+    for note in est.notes:
+        lines.append(f"  note: {note}")
+    if est.dram_ms >= est.cycles / est.timing.clock_hz * 1e3:
+        lines.append("  note: bound by DRAM bandwidth")
+    return "\n".join(lines)
+
+
+@click.command("estimate")
+@click.argument("path", type=click.Path(), required=False)
+@click.option("--gemm", "gemm_n", type=int, help="Matrix size N of the GEMM launch (a, b, c, N, alpha, beta).")
+@click.option("--gpu", type=click.Choice(GPUS), default="gfx1100", show_default=True,
+              help="Target GPU (the Radeon 7900 XTX).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--grid", help="Workgroups X[,Y[,Z]] (default: kernels.json beside the file, else N/128 x N/128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default: kernels.json, else 128).")
+@click.option("--kernel", "kernel_name", help="Kernel to estimate when the file has several.")
+@click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
+              help="Override one timing parameter (see --parameters).")
+@click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")
+def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, param_items, show_params):
+    """Predict a GEMM kernel's run time on a Radeon 7900 XTX and show where the cycles go."""
+    from ..validate.runner import UsageError, parse_dims
+
+    if show_params:
+        click.echo(parameter_table())
+        return
+    if path is None:
+        fail("give the kernel file: isalint estimate FILE --gemm N")
+    if gemm_n is None:
+        fail("give the GEMM size: --gemm N")
+    if gemm_n < 1:
+        fail(f"--gemm {gemm_n}: N must be positive")
+    try:
+        grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
+    except UsageError as exc:
+        fail(str(exc))
+    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name)
+    if fmt == "json":
+        click.echo(json.dumps(est.to_json(), indent=2))
+    else:
+        click.echo(render(est))

@@ -1,0 +1,199 @@
+"""``isalint optimize IN.s -o OUT.s``: the fix passes in a row, the end result validated, one table.
+
+Each step is a pass of ``isalint fix`` (the table :data:`isalint.fixes.PASSES`), run on the
+previous step's output. A step whose pass is not part of this installation, refuses (the reason is
+printed) or changes nothing is skipped and the next one runs on the same text. The end result is
+assembled and proven equal to the input in the emulator before anything is written. The table
+shows, for the input and after each step, the hot-loop numbers and the model's prediction
+(:mod:`isalint.estimate`).
+
+Exit 0 when written (or when nothing changed), 1 when validation failed, 2 on bad input.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+
+import click
+
+from .common import fail, load_analysis
+
+STEPS = ("dual-fmac", "unroll", "batch-gmem")
+
+
+@dataclass
+class StepOutcome:
+    step: str  # "input" for the starting point
+    applied: bool
+    note: str  # the pass's summary, or why the step was skipped
+    text: str  # the program after this step
+    estimate: object = None
+    sizes: tuple[int, ...] = ()  # GEMM sizes the applied pass asks to be validated at (VALIDATE_SIZES)
+
+
+def _pass_module(step: str) -> str | None:
+    from ..fixes import PASSES
+
+    name = PASSES.get(step.replace("-", "_"))
+    if name is None or importlib.util.find_spec(name) is None:
+        return None
+    return name
+
+
+# batch-gmem turns each load's 64-bit address into an SGPR base plus a 32-bit byte offset, exact only
+# while the offsets fit 32 bits: for N x N fp32 matrices up to N = 32768 (4 GiB per matrix).
+DEFAULT_MAX_N = 32768
+
+
+def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int | None = DEFAULT_MAX_N,
+              spread: bool = False) -> list[StepOutcome]:
+    """Run ``steps`` in order on ``text``; one outcome per step (skipped steps keep the text).
+
+    ``max_n`` and ``spread`` are batch-gmem's options (the largest N the result must support; the loads
+    spread over the loop body in groups of 2)."""
+    from ..analysis import Analysis
+    from ..fixes import FixRefused
+    from ..parse.source import parse_text
+
+    analysis = Analysis.from_source(parse_text(text, path))
+    out: list[StepOutcome] = []
+    for step in steps:
+        module_name = _pass_module(step)
+        if module_name is None:
+            out.append(StepOutcome(step, False, f"skipped: this isalint has no {step} pass", text))
+            continue
+        module = importlib.import_module(module_name)
+        try:
+            result = module.apply(analysis, {"loop": loop, "max_n": max_n, "spread": spread, "factor": None})
+        except FixRefused as exc:
+            out.append(StepOutcome(step, False, f"skipped: {exc}", text))
+            continue
+        if result.text == text:
+            out.append(StepOutcome(step, False, "skipped: nothing to change", text))
+            continue
+        text = result.text
+        analysis = Analysis.from_source(parse_text(text, path))
+        first = (result.summary or "").strip().splitlines()
+        out.append(StepOutcome(step, True, first[0] if first else "applied", text,
+                               sizes=tuple(getattr(module, "VALIDATE_SIZES", (256,)))))
+    return out
+
+
+def _estimate_text(path: str, text: str, n: int, geo):
+    from ..analysis import Analysis
+    from ..estimate import estimate
+    from ..parse.source import parse_text
+
+    program = Analysis.from_source(parse_text(text, path)).program
+    return estimate(program, n, geo.grid, geo.block, abi=geo.abi)
+
+
+def table(rows: list[StepOutcome]) -> str:
+    head = (f"{'step':11s} {'VOPD share':>10s} {'bank stalls':>11s} {'instr':>6s} {'VGPRs':>5s} {'SGPRs':>5s} "
+            f"{'waves':>5s} {'ms':>7s} {'TFLOP/s':>7s}  result")
+    sub = (f"{'':11s} {'of FMAs':>10s} {'per k step':>11s} {'/k':>6s} {'':5s} {'':5s} {'/SIMD':>5s}")
+    lines = [head, sub]
+    for r in rows:
+        e = r.estimate
+        if e is None:
+            lines.append(f"{r.step:11s} {'':>10s} {'':>11s} {'':>6s} {'':>5s} {'':>5s} {'':>5s} {'':>7s} {'':>7s}  {r.note}")
+            continue
+        per = e.mix.per(e.n)
+        share = e.mix.vopd_share
+        share_s = f"{100 * share:.1f}%" if share is not None else "-"
+        sg = e.sgprs if e.sgprs is not None else "-"
+        tf = f"{e.tflops:.1f}" if e.tflops else "-"
+        lines.append(f"{r.step:11s} {share_s:>10s} {per['bank_stall_cycles']:11.1f} {per['instructions']:6.1f} "
+                     f"{e.residency.vgprs:5d} {sg!s:>5s} {e.occupancy_waves:5g} {e.predicted_ms:7.3f} {tf:>7s}  {r.note}")
+    return "\n".join(lines)
+
+
+@click.command("optimize")
+@click.argument("path", type=click.Path())
+@click.option("-o", "--output", type=click.Path(), help="Write the optimized kernel here.")
+@click.option("--steps", "steps_text", default=",".join(STEPS), show_default=True,
+              help="Comma-separated passes to run in order.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the input and the result.")
+@click.option("--loop", "loop_label", help="Loop header label for the loop passes (default: the hottest loop).")
+@click.option("--gemm", "gemm_n", type=int, multiple=True,
+              help="Matrix size for validating the result in the emulator (repeatable; default: the sizes the "
+                   "applied passes ask for, 256 and for batch-gmem 384 as well).")
+@click.option("--estimate-n", "estimate_n", type=int, default=4096, show_default=True,
+              help="Matrix size N of the predicted times.")
+@click.option("--max-n", "max_n", type=click.IntRange(min=1), default=DEFAULT_MAX_N, show_default=True,
+              help="batch-gmem: the largest N the result must support (its 32-bit byte offsets).")
+@click.option("--spread", is_flag=True, help="batch-gmem: spread the global loads over the loop body in groups of 2.")
+@click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt):
+    """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
+    from ..estimate import EstimateError
+    from ..validate.gemm import GemmError, geometry
+
+    steps = [s.strip() for s in steps_text.split(",") if s.strip()]
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown or not steps:
+        fail(f"--steps {steps_text!r}: choose from {', '.join(STEPS)}")
+    if not (output or show_diff):
+        fail("say where the result goes: -o OUT.s or --diff")
+    analysis = load_analysis(path)
+    original = analysis.program.source.render()
+    try:
+        geo = geometry(path, estimate_n)
+    except GemmError as exc:
+        fail(f"{path}: {exc}")
+    if gemm_n and max(gemm_n) > max_n:
+        fail(f"--gemm {max(gemm_n)} is larger than --max-n {max_n}")
+    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label, max_n, spread)
+    final = rows[-1].text
+    previous = None
+    for r in rows:
+        if r.step != "input" and not r.applied:
+            continue
+        if previous is not None and r.text == previous.text:
+            r.estimate = previous.estimate
+        else:
+            try:
+                r.estimate = _estimate_text(path, r.text, estimate_n, geo)
+            except EstimateError as exc:
+                r.note = (r.note + "; " if r.note else "") + f"no estimate: {exc}"
+        previous = r
+    verdict = None
+    sizes = sorted(set(gemm_n) or {n for r in rows if r.applied for n in r.sizes} or {256})
+    if final != original and not no_validate:
+        from ..fixes.toolkit.pipeline import validate
+
+        for n in sizes:
+            verdict = validate(path, original, final, n)
+            if verdict is not None:
+                break
+    if fmt == "json":
+        click.echo(json.dumps({
+            "input": path, "output": output, "validated": final != original and not no_validate and verdict is None,
+            "validation_error": verdict,
+            "steps": [{"step": r.step, "applied": r.applied, "note": r.note,
+                       "estimate": r.estimate.to_json() if r.estimate is not None else None} for r in rows],
+        }, indent=2))
+    else:
+        click.echo(table(rows))
+    if verdict is not None:
+        click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
+        sys.exit(1)
+    if final == original:
+        click.echo("isalint: no step applied; nothing to change", err=True)
+    elif not no_validate:
+        click.echo(f"isalint: validated: the result computes what {path} computes (GEMM N="
+                   f"{', '.join(map(str, sizes))} in the emulator, bit-identical)", err=True)
+    if show_diff:
+        click.echo("".join(difflib.unified_diff(original.splitlines(True), final.splitlines(True), fromfile=path,
+                                                tofile=output or path)), nl=False)
+    if output:
+        from ..fixes.toolkit.pipeline import write_atomic
+
+        write_atomic(output, final)
+        click.echo(f"isalint: wrote {output}", err=True)
+

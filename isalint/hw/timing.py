@@ -1,0 +1,134 @@
+"""Timing of a Radeon 7900 XTX (gfx1100) as ``isalint estimate`` models it.
+
+Every number the throughput model uses is a field of :class:`Timing`; :data:`PARAMETERS` says
+where each comes from. Four kinds of source:
+
+* ``spec`` - the product's published figures (as listed in Part 1 of the GEMM worklog this project
+  grew from: 48 WGPs, 96 CUs, 192 SIMDs at 2.5 GHz, 960 GB/s of GDDR6);
+* ``isa`` - the RDNA3 Instruction Set Architecture reference guide (AMD, February 2023);
+* ``llvm`` - LLVM's AMDGPU backend: the ``GFX11SpeedModel`` of ``SISchedule.td`` (the latencies
+  the compiler schedules gfx11 code with) and ``AMDGPUInsertDelayAlu.cpp``;
+* ``calibrated`` - no public figure fits; the value was fitted to the observation named in its
+  source text and then checked, not refitted, on the other kernels
+  (``benchmarks/bench_estimate.py`` prints the comparison);
+* ``assumption`` - a modelling choice; it is stated so that it can be challenged.
+
+The model is deliberately small: one loaded latency per memory (no cache hierarchy), one
+bandwidth per shared unit, and the program's own ``s_waitcnt``, ``s_barrier`` and dependencies
+deciding when a wave waits.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass(frozen=True)
+class Timing:
+    # -- the chip ------------------------------------------------------------------------------
+    clock_hz: float = 2.5e9
+    compute_units: int = 96
+    simds_per_cu: int = 2
+    wave_slots_per_simd: int = 16
+    dram_bytes_per_s: float = 960e9
+    # -- VALU -----------------------------------------------------------------------------------
+    valu_latency: int = 5
+    valu64_latency: int = 6
+    quarter_rate_cycles: int = 4
+    quarter_rate_latency: int = 8
+    trans_latency: int = 10
+    bank_stall_exposure: float = 0.45
+    issue_per_cycle: int = 1
+    # -- issue, scalar unit and control flow -------------------------------------------------------------
+    salu_latency: int = 2
+    branch_taken_cycles: int = 10
+    barrier_cycles: int = 4
+    # -- memory ---------------------------------------------------------------------------------------
+    smem_latency: int = 20
+    lds_latency: int = 20
+    lds_bytes_per_cycle_per_cu: int = 128
+    lds_wgp_mode_factor: float = 1.5
+    vmem_latency: int = 450
+    vmem_bytes_per_cycle_per_cu: int = 128
+
+    @property
+    def simds(self) -> int:
+        return self.compute_units * self.simds_per_cu
+
+    @property
+    def peak_flops(self) -> float:
+        """FP32 FMA peak: 2 VALUs x 32 lanes x 2 FLOP per SIMD per cycle (dual issue)."""
+        return self.clock_hz * self.simds * 128
+
+    def with_(self, **changes) -> Timing:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+GFX1100 = Timing()
+
+# name -> (unit, kind of source, source)
+PARAMETERS: dict[str, tuple[str, str, str]] = {
+    "clock_hz": ("Hz", "spec", "7900 XTX boost clock, 2.5 GHz"),
+    "compute_units": ("CUs", "spec", "48 WGPs x 2 CUs"),
+    "simds_per_cu": ("SIMDs", "spec", "2 SIMD32 per CU (4 per WGP)"),
+    "wave_slots_per_simd": ("waves", "isa", "a SIMD holds at most 16 waves"),
+    "dram_bytes_per_s": ("B/s", "spec", "384-bit GDDR6 at 20 Gbps; a lower bound on the time to read A, B and C "
+                                        "and write C once"),
+    "valu_latency": ("cycles", "llvm", "GFX11SpeedModel Write32Bit = 5; AMDGPUInsertDelayAlu needs no s_delay_alu "
+                                       "5 VALU instructions after a producer (VALU_MAX = 5)"),
+    "valu64_latency": ("cycles", "llvm", "GFX11SpeedModel Write64Bit = 6 (64-bit results)"),
+    "quarter_rate_cycles": ("cycles", "assumption", "32-bit integer multiplies and 64-bit multiply-adds keep the "
+                                                    "VALU 4 cycles (quarter rate)"),
+    "quarter_rate_latency": ("cycles", "llvm", "GFX11SpeedModel WriteIntMul / WriteQuarterRate32 = 8"),
+    "trans_latency": ("cycles", "llvm", "GFX11SpeedModel WriteTrans32 = 10"),
+    "bank_stall_exposure": ("fraction", "calibrated",
+                            "share of a VGPR-bank stall cycle (isalint/hw/vgpr_banks.py) the SIMD's VALU loses. "
+                            "Fitted to an RGP observation, not to a run time: reference kernel 5's FMA block "
+                            "repeated 32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall "
+                            "cycles per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
+    "issue_per_cycle": ("instructions", "assumption",
+                        "a SIMD issues one instruction per cycle, whatever its unit (s_waitcnt, s_delay_alu and "
+                        "s_clause take no issue cycle). Chosen against RGP's VALU utilisation: 76.2% for reference "
+                        "kernel 6 and over 80% for kernel 7; with one issue per unit type the model puts kernel "
+                        "6 at 95%"),
+    "salu_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSALU = 2"),
+    "branch_taken_cycles": ("cycles", "llvm", "a taken branch holds its wave while instructions are fetched "
+                                              "again; LLVM's SI machine model puts a branch at half its "
+                                              "MispredictPenalty of 20"),
+    "barrier_cycles": ("cycles", "assumption", "from the last wave's arrival at s_barrier to the release of all"),
+    "smem_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSMEM = 20 (scalar cache hit)"),
+    "lds_latency": ("cycles", "llvm", "GFX11SpeedModel WriteLDS = 20, from the end of the access to the data; "
+                                      "checked against RGP on reference kernel 5 (LDS waits under 30 cycles: the "
+                                      "model's first wait of a k step averages 30)"),
+    "lds_bytes_per_cycle_per_cu": ("B/cycle", "isa", "ISA guide, 'Local Data Share': 32 DWORD banks serve each "
+                                                     "pair of SIMDs, one read or write per bank per clock; bank "
+                                                     "conflicts (isalint/hw/lds_banks.py) add passes"),
+    "lds_wgp_mode_factor": ("x", "calibrated", "an LDS pass in WGP mode costs this much more than in CU mode (the "
+                                               "whole LDS serves all four SIMDs, which congests it; CU mode gives "
+                                               "each SIMD pair its half). Fitted to reference kernels 2-4, the "
+                                               "WGP-mode ones"),
+    "vmem_latency": ("cycles", "calibrated", "global load issue to data in VGPRs under load (cache levels and "
+                                             "queueing in one number). Fitted to reference kernel 1, whose time is "
+                                             "this latency once per K step. 450 cycles are 180 ns; an unloaded Infinity "
+                                             "Cache hit from the vector path measures about 150 ns (chipsandcheese, "
+                                             "'Latency Testing is Hard: RDNA 3 Power Saving', 2023)"),
+    "vmem_bytes_per_cycle_per_cu": ("B/cycle", "assumption", "one 128-byte cache line per clock per CU on the "
+                                                             "vector memory path"),
+}
+
+# Measured on a Radeon 7900 XTX, 4096 x 4096 FP32 GEMM (ms): the eight kernels of the GEMM worklog this
+# project grew from. The calibrated parameters above were fitted to observations named in their
+# notes; benchmarks/bench_estimate.py and tests/test_estimate_worklog.py compare the model with these.
+REFERENCE_N = 4096
+REFERENCE_MS: dict[int, tuple[str, float]] = {
+    1: ("naive: one thread per output, K loop on global memory", 136.006),
+    2: ("LDS tiling, 32x32 tiles", 34.2059),
+    3: ("register tiling, 8x8 per thread", 6.0341),
+    4: ("global-memory double buffering", 5.3772),
+    5: ("LDS padding, CU mode, 16x8 per thread", 4.0994),
+    6: ("bank-conflict-free dual FMAs", 3.6368),
+    7: ("inner loop unrolled", 3.3314),
+    8: ("global loads from SGPR bases", 2.8032),
+}

@@ -1,0 +1,304 @@
+"""The throughput model (isalint/estimate): control flow, residency, the SIMD simulation, the CLI.
+
+Small synthetic kernels isolate one mechanism each; the numbers they are held to come from the
+parameters of isalint/hw/timing.py, not from earlier runs.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import KERNEL5, KERNELS, fixture_kernels
+from isalint.analysis import Analysis
+from isalint.estimate import EstimateError, estimate
+from isalint.estimate.costs import CostModel
+from isalint.estimate.model import _loop_keys
+from isalint.estimate.path import build_stream
+from isalint.estimate.residency import residency
+from isalint.estimate.scalar import Launch, gemm_launch, trace
+from isalint.estimate.simd import CAUSES, simulate_round
+from isalint.hw.timing import GFX1100, PARAMETERS
+from isalint.parse.source import parse_text
+
+T = GFX1100
+
+TEMPLATE = """\t.text
+\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"
+\t.globl\tkernel
+\t.p2align\t8
+\t.type\tkernel,@function
+kernel:
+{body}
+\ts_endpgm
+\t.section\t.rodata,"a",@progbits
+\t.p2align\t6, 0x0
+\t.amdhsa_kernel kernel
+\t\t.amdhsa_group_segment_fixed_size 0
+\t\t.amdhsa_user_sgpr_count 2
+\t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
+\t\t.amdhsa_wavefront_size32 1
+\t\t.amdhsa_next_free_vgpr 200
+\t\t.amdhsa_next_free_sgpr 16
+\t\t.amdhsa_workgroup_processor_mode 0
+\t.end_amdhsa_kernel
+"""
+
+
+def kernel(body: str, trips: int) -> str:
+    """``body`` as a loop run ``trips`` times (the counter in s4)."""
+    loop = (f"\ts_mov_b32 s4, {trips}\n.LBB0_1:\n{body}\n\ts_add_i32 s4, s4, -1\n"
+            "\ts_cmp_lg_u32 s4, 0\n\ts_cbranch_scc1 .LBB0_1")
+    return TEMPLATE.format(body=loop)
+
+
+def program_of(text: str):
+    return Analysis.from_source(parse_text(text, "synthetic.s")).program
+
+
+def run(text: str, waves: int, groups: int = 1, timing=T):
+    """Simulate ``groups`` workgroups of ``waves`` waves of the kernel on one SIMD."""
+    program = program_of(text)
+    k = program.kernels[0]
+    cfg = program.cfg()
+    tr = trace(program, k, cfg, Launch((1, 1, 1), (32, 1, 1), {}))
+    costs = CostModel(program, k, timing)
+    stream = build_stream(tr.blocks, cfg, costs)
+    return simulate_round(stream, costs.cost, _loop_keys(cfg), timing, groups, waves)
+
+
+def chain(n: int) -> str:
+    """n VALU instructions, each reading the previous one's result."""
+    return "\n".join(f"\tv_add_nc_u32_e32 v{(i + 1) % 2}, v{i % 2}, v2" for i in range(n))
+
+
+# -- the SIMD ---------------------------------------------------------------------------------------------
+
+def test_one_wave_runs_a_dependent_chain_at_the_result_latency():
+    trips, n = 300, 20
+    r = run(kernel(chain(n), trips), waves=1)
+    per = r.cycles / trips
+    # each instruction waits valu_latency for its producer; the loop adds 3 scalar/branch instructions and
+    # a taken branch
+    assert n * T.valu_latency <= per <= n * T.valu_latency + 3 + T.branch_taken_cycles + 2
+    assert r.causes["dependency"] > r.causes["valu"]
+
+
+def test_other_waves_hide_the_latency_until_the_valu_is_full():
+    trips, n = 300, 20
+    one = run(kernel(chain(n), trips), waves=1).cycles
+    five = run(kernel(chain(n), trips), waves=5).cycles
+    ten = run(kernel(chain(n), trips), waves=10)
+    assert five < 1.15 * one  # five waves' chains interleave in the time of one
+    # ten waves need more VALU cycles than one wave's latency: the SIMD issues every cycle
+    issue = 10 * (n + 3) * trips  # one instruction per cycle, whatever its unit
+    assert issue <= ten.cycles <= 1.1 * issue
+    assert ten.causes["valu"] / ten.cycles > 0.8
+
+
+def _vopd_block(conflict: bool, count: int = 64) -> str:
+    lines = []
+    for i in range(count):
+        dx, dy = 10 + 2 * i, 11 + 2 * i  # separate accumulators: no dependency between the pairs
+        if conflict:  # SRC0X v4 and VSRC1X v8 are both in bank 0 (and v5, v9 in bank 1)
+            lines.append(f"\tv_dual_fmac_f32 v{dx}, v4, v8 :: v_dual_fmac_f32 v{dy}, v5, v9")
+        else:  # banks 0, 2 | 1, 3
+            lines.append(f"\tv_dual_fmac_f32 v{dx}, v4, v6 :: v_dual_fmac_f32 v{dy}, v5, v7")
+    return "\n".join(lines)
+
+
+def test_a_bank_stall_costs_its_exposed_share_of_a_valu_cycle():
+    trips = 60
+    clean = run(kernel(_vopd_block(False), trips), waves=8)
+    stalled = run(kernel(_vopd_block(True), trips), waves=8)
+    ratio = stalled.cycles / clean.cycles
+    vopd, overhead = 64, 3
+    expected = (vopd * (1 + T.bank_stall_exposure) + overhead) / (vopd + overhead)
+    assert abs(ratio - expected) < 0.03
+    assert stalled.causes["bank_stall"] == pytest.approx(8 * trips * vopd * T.bank_stall_exposure, rel=0.01)
+    assert clean.causes["bank_stall"] == 0
+
+
+def test_a_wave_waits_for_global_memory_at_its_s_waitcnt():
+    load = "\tglobal_load_b32 v2, v[0:1], off\n"
+    use = "\tv_add_nc_u32_e32 v3, v2, v3"
+    trips = 100
+    waiting = run(kernel(load + "\ts_waitcnt vmcnt(0)\n" + use, trips), waves=1)
+    free = run(kernel(load + use, trips), waves=1)
+    assert waiting.cycles / trips == pytest.approx(T.vmem_latency, rel=0.1)
+    assert free.cycles / trips < 20
+    assert waiting.causes["gmem_wait"] / waiting.cycles > 0.9
+
+
+def test_lds_bandwidth_is_shared():
+    # 8 waves x 8 ds_load_b128: 4 passes of 128 bytes each, two cycles of this SIMD's share per pass
+    body = "\n".join(f"\tds_load_b128 v[{4 * i + 10}:{4 * i + 13}], v1 offset:{16 * i}" for i in range(8))
+    body += "\n\ts_waitcnt lgkmcnt(0)"
+    trips = 60
+    r = run(kernel(body, trips), waves=8)
+    passes = 8 * 8 * 4
+    per = r.cycles / trips
+    assert passes * T.simds_per_cu <= per <= 1.1 * passes * T.simds_per_cu
+    assert r.causes["lds_wait"] / r.cycles > 0.8
+
+
+def test_shortened_loops_give_the_full_loop_time():
+    """Long runs of identical iterations are simulated in part and charged at their period."""
+    body = chain(8) + "\n\tglobal_load_b32 v2, v[0:1], off\n\ts_waitcnt vmcnt(0)"
+    short = run(kernel(body, 50), waves=4)
+    long = run(kernel(body, 5000), waves=4)
+    assert not short.periods and long.periods  # 50 iterations are all simulated, 5000 are not
+    assert long.cycles / 5000 == pytest.approx(short.cycles / 50, rel=0.03)
+
+
+def test_the_causes_add_up_to_the_cycles():
+    r = run(kernel(chain(6) + "\n\tglobal_load_b32 v2, v[0:1], off\n\ts_waitcnt vmcnt(0)", 3000), waves=3)
+    assert sum(r.causes.values()) == pytest.approx(r.cycles, rel=0.01)
+    assert set(r.causes) == set(CAUSES)
+
+
+# -- control flow ----------------------------------------------------------------------------------------
+
+def _visits(path, n):
+    a = Analysis.from_path(path)
+    k = a.program.kernels[0]
+    from isalint.validate.gemm import geometry
+
+    geo = geometry(path, n)
+    tr = trace(a.program, k, a.cfg, gemm_launch(geo.grid, geo.block, n))
+    counts = {}
+    for b in tr.blocks:
+        counts[b] = counts.get(b, 0) + 1
+    return a.cfg, {(a.cfg.blocks[lp.header].label, lp.depth): counts.get(lp.header, 0) for lp in a.cfg.loops}
+
+
+@pytest.mark.parametrize("n", [48, 96])
+def test_naive_kernel_loops_n_times(n):
+    _, trips = _visits(KERNELS / "kernel1_naive.s", n)
+    assert list(trips.values()) == [n]
+
+
+@pytest.mark.parametrize("n", [256, 512])
+def test_kernel5_style_loops_n_over_8_times_with_8_k_steps_each(n):
+    _, trips = _visits(KERNELS / "gemm_lds_padded.s", n)
+    outer = [v for (label, depth), v in trips.items() if depth == 1]
+    inner = [v for (label, depth), v in trips.items() if depth == 2]
+    assert outer == [n // 8] and inner == [n]
+
+
+def test_a_loop_exit_only_the_vector_unit_knows_is_an_error_with_its_line():
+    body = "\tv_add_nc_u32_e32 v1, 1, v1\n\tv_cmp_gt_u32_e32 vcc_lo, 10, v1\n\ts_cbranch_vccnz .LBB0_1"
+    text = TEMPLATE.format(body=".LBB0_1:\n" + body)
+    program = program_of(text)
+    with pytest.raises(EstimateError) as exc:
+        estimate(program, 64, (1, 1, 1), (32, 1, 1))
+    assert exc.value.line == 10 and "s_cbranch_vccnz" in str(exc.value)
+
+
+def test_a_forward_branch_on_a_vector_value_is_a_note():
+    text = TEMPLATE.format(body="\tv_cmp_gt_u32_e32 vcc_lo, 10, v0\n\ts_cbranch_vccz .LBB0_2\n"
+                                "\tv_add_nc_u32_e32 v1, 1, v1\n.LBB0_2:\n\tv_add_nc_u32_e32 v1, 1, v1")
+    est = estimate(program_of(text), 64, (1, 1, 1), (32, 1, 1))
+    assert est.notes[0] == "line 8: s_cbranch_vccz on a value only the vector unit knows; assumed to fall through"
+
+
+# -- occupancy -------------------------------------------------------------------------------------------
+
+def test_kernel5_runs_six_waves_per_simd(kernel5):
+    """208 VGPRs allow 7 waves per SIMD, but whole workgroups (2 waves per SIMD each) fit only 3."""
+    k = Analysis.from_path(kernel5).program.kernels[0]
+    r = residency(k, (128, 1, 1), T)
+    assert (r.waves_by_vgprs, r.groups_per_unit, r.waves_per_simd, r.limit) == (7, 3, 6, "VGPRs")
+
+
+def test_wgp_mode_spreads_a_workgroup_over_four_simds():
+    k = Analysis.from_path(KERNELS / "kernel2_lds.s").program.kernels[0]
+    r = residency(k, (32, 32, 1), T)
+    assert r.wgp_mode and r.simds_per_unit == 4 and r.local_waves() == 8
+    assert (r.groups_per_unit, r.waves_per_simd) == (2, 16)
+
+
+# -- whole kernels ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
+                         ids=lambda p: p.name)
+def test_every_kernel_can_be_estimated(path):
+    n = 512
+    from isalint.validate.gemm import geometry
+
+    geo = geometry(path, n)
+    est = estimate(Analysis.from_path(path).program, n, geo.grid, geo.block, abi=geo.abi)
+    assert est.predicted_ms > 0
+    assert sum(lp.cycles for lp in est.loops) == pytest.approx(est.cycles, rel=1e-6)
+    assert sum(est.causes.values()) == pytest.approx(est.cycles, rel=1e-6)
+    if geo.abi == "gemm":
+        assert 0 < est.tflops <= T.peak_flops / 1e12
+
+
+def test_kernel3_waits_on_global_memory_and_kernel4_hides_it():
+    """The worklog's finding for kernel 3 (global-memory waits are its biggest loss) and its fix."""
+    shares = {}
+    for name in ("kernel3_reg_tiling.s", "kernel4_gmem_db.s"):
+        est = estimate(Analysis.from_path(KERNELS / name).program, 4096, (32, 32, 1), (256, 1, 1))
+        shares[name] = est.fractions()["gmem_wait"]
+    assert shares["kernel3_reg_tiling.s"] > 0.15 > 0.02 > shares["kernel4_gmem_db.s"]
+
+
+# -- the command line -------------------------------------------------------------------------------------
+
+def cli(*args):
+    proc = subprocess.run([sys.executable, "-m", "isalint", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_cli_text_and_json():
+    path = KERNELS / "kernel4_gmem_db.s"
+    code, out, err = cli("estimate", path, "--gemm", 1024)
+    assert code == 0, err
+    assert "predicted" in out and "TFLOP/s" in out and "per loop" in out and "waiting on LDS" in out
+    code, out, err = cli("estimate", path, "--gemm", 1024, "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    for key in ("predicted_ms", "tflops", "occupancy_waves", "breakdown", "loops", "parameters", "per_k_step"):
+        assert key in d
+    assert set(d["breakdown"]) == set(CAUSES)
+    assert sum(v["share"] for v in d["breakdown"].values()) == pytest.approx(1.0, abs=0.002)
+    assert d["occupancy_waves"] == 12 and d["occupancy"]["unit"] == "WGP"
+    assert d["tflops"] == pytest.approx(2 * 1024 ** 3 / (d["predicted_ms"] * 1e-3) / 1e12, rel=1e-3)
+    assert set(d["parameters"]) == set(PARAMETERS)
+
+
+def test_cli_parameter_override_changes_the_prediction():
+    path = KERNELS / "kernel1_naive.s"
+    _, out, _ = cli("estimate", path, "--gemm", 256, "--format", "json")
+    _, slow, _ = cli("estimate", path, "--gemm", 256, "--format", "json", "--param", "vmem_latency=900")
+    assert json.loads(slow)["predicted_ms"] > 1.8 * json.loads(out)["predicted_ms"]
+
+
+def test_cli_lists_the_parameters_with_their_sources():
+    code, out, _ = cli("estimate", "--parameters")
+    assert code == 0
+    for name, (_, kind, _) in PARAMETERS.items():
+        assert any(line.startswith(name) and f" {kind} " in line for line in out.splitlines()), name
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--gemm", "100"], "multiple of 128"),
+    ([], "--gemm N"),
+    (["--gemm", "256", "--param", "speed=3"], "--param 'speed=3'"),
+    (["--gemm", "256", "--param", "vmem_latency=fast"], "not a int"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(args, message):
+    code, out, err = cli("estimate", KERNELS / "kernel3_reg_tiling.s", *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_cli_unknown_trip_count_points_at_the_line(tmp_path):
+    body = "\tv_add_nc_u32_e32 v1, 1, v1\n\tv_cmp_gt_u32_e32 vcc_lo, 10, v1\n\ts_cbranch_vccnz .LBB0_1"
+    f = tmp_path / "k.s"
+    f.write_text(TEMPLATE.format(body=".LBB0_1:\n" + body))
+    code, _, err = cli("estimate", f, "--gemm", 128)
+    assert code == 2 and f"{f}:10:" in err and len(err.strip().splitlines()) == 1
