@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...records import replace
 from .compile_mem import MemCtx, ds, smem, vmem
 from .compile_salu import control, salu
 from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
