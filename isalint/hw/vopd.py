@@ -112,7 +112,15 @@ class Src(FrozenRecord):
     def __init__(self, kind: str, text: str, reg: int | None = None, name: str | None = None,
                  value: int | None = None, note: str | None = None, col: int | None = None,
                  op: Operand | None = None):
-        self.__dict__.update(kind=kind, text=text, reg=reg, name=name, value=value, note=note, col=col, op=op)
+        d = self.__dict__
+        d["kind"] = kind
+        d["text"] = text
+        d["reg"] = reg
+        d["name"] = name
+        d["value"] = value
+        d["note"] = note
+        d["col"] = col
+        d["op"] = op
 
     @property
     def is_vgpr(self) -> bool:
@@ -182,7 +190,13 @@ class Violation(FrozenRecord):
 
     def __init__(self, rule: str, message: str, half: str | None = None, severity: str = "error",
                  regs: tuple[str, ...] = (), short: str = ""):
-        self.__dict__.update(rule=rule, message=message, half=half, severity=severity, regs=regs, short=short)
+        d = self.__dict__
+        d["rule"] = rule
+        d["message"] = message
+        d["half"] = half
+        d["severity"] = severity
+        d["regs"] = regs
+        d["short"] = short
 
 
 # --------------------------------------------------------------------------- building halves
@@ -193,16 +207,36 @@ class Violation(FrozenRecord):
 _new = object.__new__
 
 
+_VGPR_NAMES = tuple(f"v{n}" for n in range(256))
+
+
 def _vgpr_src(text: str, reg: int, col: int | None, op: Operand) -> Src:
     s = _new(Src)
-    s.__dict__.update(kind="vgpr", text=text, reg=reg, name=f"v{reg}", value=None, note=None, col=col, op=op)
+    d = s.__dict__
+    d["kind"] = "vgpr"
+    d["text"] = text
+    d["reg"] = reg
+    d["name"] = _VGPR_NAMES[reg] if 0 <= reg < 256 else f"v{reg}"
+    d["value"] = None
+    d["note"] = None
+    d["col"] = col
+    d["op"] = op
     return s
 
 
 def _new_half(mnemonic, written, dst, operands, positions, reads_dst, problems, vopd, commuted, col) -> Half:
     h = _new(Half)
-    h.__dict__.update(mnemonic=mnemonic, written=written, dst=dst, operands=operands, positions=positions,
-                      reads_dst=reads_dst, problems=problems, vopd=vopd, commuted=commuted, col=col)
+    d = h.__dict__
+    d["mnemonic"] = mnemonic
+    d["written"] = written
+    d["dst"] = dst
+    d["operands"] = operands
+    d["positions"] = positions
+    d["reads_dst"] = reads_dst
+    d["problems"] = problems
+    d["vopd"] = vopd
+    d["commuted"] = commuted
+    d["col"] = col
     return h
 
 
@@ -542,7 +576,10 @@ class PairAttempt(FrozenRecord):
     _fields = ("x", "y", "violations")
 
     def __init__(self, x: Half, y: Half, violations: tuple[Violation, ...]):
-        self.__dict__.update(x=x, y=y, violations=violations)
+        d = self.__dict__
+        d["x"] = x
+        d["y"] = y
+        d["violations"] = violations
 
     @property
     def legal(self) -> bool:

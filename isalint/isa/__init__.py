@@ -58,11 +58,9 @@ class OperandSpec(FrozenRecord):
     _fields = ("name", "role", "bits", "kind", "optional", "mask")
 
     def __init__(self, name: str, role: str, bits: int, kind: str, optional: bool = False, mask: bool = False):
-        self.__dict__.update(name=name, role=role, bits=bits, kind=kind, optional=optional, mask=mask)
-
-    @property
-    def regs(self) -> int:
-        return max(1, self.bits // 32)
+        # regs: the registers it names (derived, not a field)
+        self.__dict__.update(name=name, role=role, bits=bits, kind=kind, optional=optional, mask=mask,
+                             regs=max(1, bits // 32))
 
 
 class OpInfo(FrozenRecord):
@@ -185,11 +183,18 @@ def lookup(mnemonic: str) -> OpInfo | None:
 
     A name LLVM accepts as an alias of a gfx11 opcode (``ds_read_b128``, ``v_add_u32_e32``) gives
     the canonical opcode's OpInfo, whose ``mnemonic`` is the canonical spelling."""
-    key = mnemonic.strip().lower()
     try:
-        return _CACHE[key]
+        return _CACHE[mnemonic]  # the parser's spelling: already stripped and lowercase
     except KeyError:
         pass
+    key = mnemonic.strip().lower()
+    try:
+        info = _CACHE[key]
+    except KeyError:
+        pass
+    else:
+        _CACHE[mnemonic] = info
+        return info
     row = _row(key)
     if row is not None:
         info = _make(key, row)

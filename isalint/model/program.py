@@ -563,7 +563,15 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
             info.klass not in ("waitcnt", "delay", "nop"):
         end = stmt.end_col
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
-    return [Slot(spec.name, spec.role, op, _operand_registers(op, spec, stmt)) for op, spec in zip(written, specs)]
+    slots = []
+    for op, spec in zip(written, specs):
+        kind = op.kind
+        if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
+            regs = op.registers()
+        else:
+            regs = _operand_registers(op, spec, stmt)
+        slots.append(Slot(spec.name, spec.role, op, regs))
+    return slots
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:
@@ -598,7 +606,7 @@ def _operand_registers(op: Operand, spec: OperandSpec, stmt: Statement) -> list[
         return []  # a buffer access with neither idxen nor offen
     if kind not in _REGISTER_KINDS:
         return []
-    width = max(1, spec.bits // 32)
+    width = spec.regs
     if kind == "special":
         return op.registers(width)
     if op.count != width and not (op.half and width == 1):
