@@ -141,7 +141,7 @@ DEFAULT = Params()
 COLUMNS = ("DSTX", "SRC0X", "SRC1X", "DSTY", "SRC0Y", "SRC1Y")
 
 
-_VNUM: dict[str | None, int | None] = {}
+_VNUM: dict[str | None, int | None] = {f"v{n}": n for n in range(256)}
 
 
 def _vgpr(name: str | None) -> int | None:
@@ -174,6 +174,7 @@ class Access(FrozenRecord):
 
 
 _HALF_SLOTS = (("DSTX", "SRC0X", "SRC1X", "SRC2X"), ("DSTY", "SRC0Y", "SRC1Y", "SRC2Y"))
+_HALF_PORTS = tuple((dst, srcs) for dst, *srcs in _HALF_SLOTS)
 
 
 class BankOp(Record):
@@ -187,7 +188,7 @@ class BankOp(Record):
     reads: list[tuple[str, str]]
     writes: list[tuple[str, str]]
     valu: bool
-    text: str
+    text: str  # an instruction's text is read from it when first asked for
     index: int | None
     line: int | None
     is_vopd: bool
@@ -195,29 +196,42 @@ class BankOp(Record):
     _fields = ("reads", "writes", "valu", "text", "index", "line", "is_vopd")
 
     def __init__(self, reads: list[tuple[str, str]], writes: list[tuple[str, str]], valu: bool = True,
-                 text: str = "", index: int | None = None, line: int | None = None, is_vopd: bool = False):
+                 text: str | None = "", index: int | None = None, line: int | None = None, is_vopd: bool = False,
+                 instr=None):
         self.reads = reads
         self.writes = writes
         self.valu = valu
-        self.text = text
+        self._text = text
+        self._instr = instr
         self.index = index
         self.line = line
         self.is_vopd = is_vopd
 
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self._instr.text()
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
+
     @classmethod
-    def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None):
+    def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None,
+                    instr=None):
         reads: list[tuple[str, str]] = []
         writes: list[tuple[str, str]] = []
-        for (dst_slot, *src_slots), h in zip(_HALF_SLOTS, halves):
+        for (dst_slot, src_slots), h in zip(_HALF_PORTS, halves):
             for slot, s in zip(src_slots, h.positions):
                 if s is not None and s.kind == "vgpr":
                     reads.append((slot, s.name))
             d = h.dst
             if d is not None and d.kind == "vgpr":  # Half.writes()
                 writes.append((dst_slot, d.name))
-        if not text:
+        if not text and instr is None:
             text = " :: ".join(h.text() for h in halves)
-        return cls(reads, writes, True, text, index, line, len(halves) == 2)
+        return cls(reads, writes, True, text, index, line, len(halves) == 2, instr)
 
 
 _PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2", "vsrc2": "SRC2"}
@@ -227,7 +241,6 @@ _PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 def _op_from_instr(ins, half_of=None) -> BankOp:
     """``half_of(index, k)``: the VOPD half of statement k of instruction ``index`` if already
     built (:meth:`isalint.analysis.Analysis.vopd_half`)."""
-    text = ins.text()
     klass = ins.klass
     if klass == "vopd" or (klass in ("valu", "trans") and not ins.opaque):
         stmts = ins.stmts
@@ -244,7 +257,7 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
             except (TypeError, ValueError):
                 halves = None
         if halves is not None:
-            return BankOp.from_halves(halves, text, ins.index, ins.lineno)
+            return BankOp.from_halves(halves, None, ins.index, ins.lineno, ins)
         if klass != "vopd":
             reads: list[tuple[str, str]] = []
             writes: list[tuple[str, str]] = []
@@ -262,9 +275,9 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
                 writes += [("DSTX", r) for r in vregs]
                 if role == "defuse":
                     reads += [("SRC2X", r) for r in vregs]
-            return BankOp(reads, writes, True, text, ins.index, ins.lineno, False)
+            return BankOp(reads, writes, True, None, ins.index, ins.lineno, False, ins)
     writes = [("DSTX", r) for r in ins.defs if _vgpr(r) is not None]
-    return BankOp([], writes, False, text, ins.index, ins.lineno, False)
+    return BankOp([], writes, False, None, ins.index, ins.lineno, False, ins)
 
 
 def _to_op(item) -> BankOp:
@@ -447,11 +460,14 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     entries = caches.entries
     touch = caches.touch
     interned = _ACCESS.get
+    vnum = _VNUM.get
     steps: list[Step] = []
     for op in ops:
         if not op.valu:
             for _, r in op.writes:
-                v = _vgpr(r)
+                v = vnum(r, -1)
+                if v == -1:
+                    v = _vgpr(r)
                 if v is not None:
                     e = entries[v % nb]
                     if r in e:
@@ -464,7 +480,9 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
         distinct: dict[int, list[Access]] = {}
         seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
-            v = _vgpr(r)
+            v = vnum(r, -1)
+            if v == -1:
+                v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
@@ -511,7 +529,9 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             stall, conflicts = 0, []
         writes: list[Access] = []
         for slot, r in op.writes:
-            v = _vgpr(r)
+            v = vnum(r, -1)
+            if v == -1:
+                v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
