@@ -96,24 +96,57 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
 
     ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM).
     """
+    return validate_pairs(orig_prog, cand_prog, [make_launch], seed=seed, latency=latency,
+                          kernel_name=kernel_name, shapes=shapes, checks=[check], times=times)[0]
+
+
+def validate_pairs(orig_prog, cand_prog, make_launches, *, seed: int = 0, latency=(64, 4096),
+                   kernel_name: str | None = None, shapes=None, checks=None, times=None) -> list[Outcome]:
+    """:func:`validate_pair` for several launches (``checks[k]`` goes with ``make_launches[k]``): each
+    program runs them all at once (:meth:`Kernel.run_many`), and when a run fails the launches are run
+    one by one so that the failure is the first launch's that fails, as if they had never run together.
+    One Outcome per launch, up to the first that is not EQUAL."""
     times = times if times is not None else {}
+    checks = checks or [None] * len(make_launches)
     try:
         ko = Kernel(orig_prog, kernel_name)
         kc = Kernel(cand_prog, kernel_name)
-        lo = make_launch(ko)
-        lc = make_launch(kc)
+        los = [make(ko) for make in make_launches]
+        lcs = [make(kc) for make in make_launches]
     except (LaunchError, gemm_mod.GemmError) as exc:
-        return Outcome(ERROR, str(exc), times=times)
-    try:
-        ro = ko.run(lo, seed=seed, latency=latency)
-    except EmulationError as exc:
-        return Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)
-    try:
-        rc = kc.run(lc, seed=seed, latency=latency)
-    except Unimplemented as exc:
-        return Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)
-    except EmulationError as exc:
-        return Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)
+        return [Outcome(ERROR, str(exc), times=times)]
+    if len(los) == 1:
+        try:
+            ros = [ko.run(los[0], seed=seed, latency=latency)]
+        except EmulationError as exc:
+            return [Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)]
+        try:
+            rcs = [kc.run(lcs[0], seed=seed, latency=latency)]
+        except Unimplemented as exc:
+            return [Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)]
+        except EmulationError as exc:
+            return [Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)]
+    else:
+        try:
+            ros = ko.run_many(los, seed=seed, latency=latency)
+            rcs = kc.run_many(lcs, seed=seed, latency=latency)
+        except EmulationError:
+            out = []
+            for make, check in zip(make_launches, checks):
+                out.append(validate_pair(orig_prog, cand_prog, make, seed=seed, latency=latency,
+                                         kernel_name=kernel_name, shapes=shapes, check=check, times=times))
+                if out[-1].status != EQUAL:
+                    break
+            return out
+    out = []
+    for ro, rc, check in zip(ros, rcs, checks):
+        out.append(_compare(ro, rc, shapes, check, times))
+        if out[-1].status != EQUAL:
+            break
+    return out
+
+
+def _compare(ro, rc, shapes, check, times) -> Outcome:
     for key in ("compile", "execute"):
         times[key] = times.get(key, 0.0) + ro.times.get(key, 0.0) + rc.times.get(key, 0.0)
     t0 = time.perf_counter()
@@ -195,13 +228,17 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
     if not orig.kernels or not gemm_mod.has_gemm_abi(orig.kernels[0]):
         return "the kernel does not have the GEMM ABI (a, b, c, N, alpha, beta), so it cannot be emulated " \
                "automatically; use 'isalint validate' with --grid/--block/--arg"
-    for alpha, beta in ((1.0, 0.0), (1.5, -0.75)):
+    makers, checks, cases = [], [], ((1.0, 0.0), (1.5, -0.75))
+    for alpha, beta in cases:
         try:
             make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1)
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
-        out = validate_pair(orig, cand, make, seed=1, shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n),
-                                                              "c": (gemm_n, gemm_n)}, check=gemm_check(prob))
+        makers.append(make)
+        checks.append(gemm_check(prob))
+    outs = validate_pairs(orig, cand, makers, seed=1, checks=checks,
+                          shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n), "c": (gemm_n, gemm_n)})
+    for out, (alpha, beta) in zip(outs, cases):
         if out.status != EQUAL:
             return f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta})"
     return None
