@@ -9,6 +9,11 @@ from .parse.source import InputError, SourceFile, read_file
 from .hw.vopd import half
 
 
+class OtherProcessor(InputError):
+    """Assembly for another processor (the host's x86-64 ``.s`` beside the device's): ``check``
+    skips it, other commands report it."""
+
+
 class Analysis:
     def __init__(self, program: Program, config: dict | None = None):
         self.program = program
@@ -28,6 +33,11 @@ class Analysis:
                 bad = next(line.number for line in source.lines if line.error)
                 raise InputError(source.path, bad, "not UTF-8 text and no RDNA3 instruction found")
             first = next((line.number for line in source.lines if line.kind in ("instruction", "unknown")), 1)
+            from .parse.foreign import other_processor
+
+            what = other_processor(source)
+            if what is not None:
+                raise OtherProcessor(source.path, first, f"{what}, not AMDGPU code")
             raise InputError(source.path, first, "no RDNA3 instruction found: not a gfx11 assembly file")
         return cls(program, config)
 

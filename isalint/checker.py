@@ -1,22 +1,41 @@
-"""Running rules over files: selection, configuration, inline suppressions."""
+"""Running rules over files: selection, configuration, suppressions, severity overrides."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
 
-_SUPPRESS = re.compile(r"isalint:\s*(disable|disable-next-line)\s*=\s*([A-Za-z0-9_, ]+)")
+_SUPPRESS = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)")
 ASM_SUFFIXES = (".s", ".asm")
+SEVERITIES = ("error", "warning", "info")
 
 
 @dataclass
 class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob -> codes
+    severity: dict[str, str] = field(default_factory=dict)  # code or name -> severity
     target: str = "gfx1100"
-    origin: str | None = None  # the pyproject.toml it came from
+    origin: str | None = None  # the pyproject.toml (or --config file) it came from
+
+    def ignored_for(self, path: str) -> list[str]:
+        """The codes ``per-file-ignores`` turns off for ``path``: a glob matches the path relative to
+        the configuration's directory, or the file's name."""
+        if not self.per_file_ignores:
+            return []
+        base = os.path.dirname(os.path.abspath(self.origin)) if self.origin else os.getcwd()
+        rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
+        name = os.path.basename(path)
+        out: list[str] = []
+        for glob, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(name, glob):
+                out.extend(codes)
+        return out
 
 
 def find_config(start: str) -> Config:
@@ -26,16 +45,41 @@ def find_config(start: str) -> Config:
         candidate = os.path.join(directory, "pyproject.toml")
         section = _isalint_section(candidate)
         if section is not None:
-            return Config(
-                select=[c.upper() for c in section["select"]] if "select" in section else None,
-                ignore=[c.upper() for c in section.get("ignore", [])],
-                target=section.get("target", "gfx1100"),
-                origin=candidate,
-            )
+            return config_from(section, candidate)
         parent = os.path.dirname(directory)
         if parent == directory:
             return Config()
         directory = parent
+
+
+def load_config(path: str) -> Config:
+    """The configuration in the file ``--config`` names: its ``[tool.isalint]`` table (a
+    pyproject.toml), else its top-level keys (an isalint.toml)."""
+    import tomllib
+
+    with open(path, "rb") as fh:
+        data = tomllib.loads(fh.read().decode("utf-8"))
+    section = data.get("tool", {}).get("isalint") if isinstance(data.get("tool"), dict) else None
+    return config_from(section if isinstance(section, dict) else data, path)
+
+
+def config_from(section: dict, origin: str) -> Config:
+    def codes(key: str) -> list[str]:
+        value = section.get(key, [])
+        return [str(c).strip() for c in value] if isinstance(value, list) else []
+
+    pfi = section.get("per-file-ignores", {})
+    sev = section.get("severity", {})
+    return Config(
+        select=codes("select") if "select" in section else None,
+        ignore=codes("ignore"),
+        extend_select=codes("extend-select"),
+        per_file_ignores={str(k): [str(c).strip() for c in v] for k, v in pfi.items() if isinstance(v, list)}
+        if isinstance(pfi, dict) else {},
+        severity={str(k): str(v).lower() for k, v in sev.items()} if isinstance(sev, dict) else {},
+        target=section.get("target", "gfx1100"),
+        origin=origin,
+    )
 
 
 def _isalint_section(path: str) -> dict | None:
@@ -60,15 +104,50 @@ def _isalint_section(path: str) -> dict | None:
 
 
 def expand_paths(paths: list[str]) -> list[str]:
+    """The files to check: directories searched for .s/.asm, each file once (the first spelling)."""
     out: list[str] = []
+    seen: set[str] = set()
+
+    def add(p: str) -> None:
+        key = p if p == "-" else os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+
     for p in paths:
-        if os.path.isdir(p):
+        if p != "-" and os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(ASM_SUFFIXES))
+                for f in sorted(files):
+                    if f.endswith(ASM_SUFFIXES):
+                        add(os.path.join(root, f))
         else:
-            out.append(p)
+            add(p)
     return out
+
+
+def resolve_codes(tokens: list[str], available: list[str]) -> tuple[list[str], list[str]]:
+    """(codes or prefixes, unknown tokens) for codes, code prefixes, ALL and rule names
+    (``illegal-vopd-pair``)."""
+    out, unknown = [], []
+    names = None
+    for token in tokens:
+        upper = token.strip().upper()
+        if not upper:
+            continue
+        if upper == "ALL" or any(a.startswith(upper) for a in available):
+            out.append(upper)
+            continue
+        if names is None:
+            from . import rules as registry
+
+            names = registry.names()
+        code = names.get(token.strip().lower())
+        if code is not None:
+            out.append(code)
+        else:
+            unknown.append(token.strip())
+    return out, unknown
 
 
 def selected_codes(available: list[str], select: list[str] | None, ignore: list[str]) -> list[str]:
@@ -79,28 +158,104 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     return [c for c in chosen if not matches(c, ignore)]
 
 
+@dataclass
+class Directive:
+    """One code of one ``isalint: disable...`` comment."""
+
+    line: int  # the comment's line
+    column: int  # of the code in the comment
+    token: str  # as written
+    code: str  # the rule code it names (or ALL)
+    kind: str  # disable | disable-next-line | disable-file
+    used: bool = False
+
+    @property
+    def target(self) -> int | None:
+        """The line it silences (None: the whole file)."""
+        if self.kind == "disable-file":
+            return None
+        return self.line + 1 if self.kind == "disable-next-line" else self.line
+
+
+class Suppressions:
+    """The file's ``; isalint: disable=CODE`` (this line), ``disable-next-line=CODE`` and
+    ``disable-file=CODE`` comments; codes, ALL or rule names. Each records whether it silenced a finding."""
+
+    def __init__(self, source, available: list[str]):
+        self.directives: list[Directive] = []
+        for line in source.lines:
+            if not line.comment or "isalint" not in line.comment:
+                continue
+            for m in _SUPPRESS.finditer(line.comment):
+                offset = (line.comment_col or 1) + m.start(2)
+                pos = 0
+                for raw in m.group(2).split(","):
+                    token = raw.strip()
+                    col = offset + pos + (len(raw) - len(raw.lstrip()))
+                    pos += len(raw) + 1
+                    if not token:
+                        continue
+                    codes, _unknown = resolve_codes([token], available)
+                    code = codes[0] if codes else None
+                    if code is not None and (code == "ALL" or code in available):
+                        self.directives.append(Directive(line.number, col, token, code, m.group(1)))
+
+    def suppresses(self, code: str, line: int) -> bool:
+        """Whether a ``code`` finding at ``line`` is silenced; the directives that do are marked used."""
+        hit = False
+        for d in self.directives:
+            if d.code in (code, "ALL") and d.target in (None, line):
+                d.used = True
+                hit = True
+        return hit
+
+
 def suppressed_codes(source) -> dict[int, set[str]]:
-    """line number -> codes disabled there by inline comments."""
+    """line number -> codes disabled there by inline comments (file-wide ones under line 0)."""
+    from . import rules as registry
+
     out: dict[int, set[str]] = {}
-    for line in source.lines:
-        if not line.comment or "isalint" not in line.comment:
-            continue
-        for m in _SUPPRESS.finditer(line.comment):
-            codes = {c.strip().upper() for c in m.group(2).split(",") if c.strip()}
-            target = line.number + 1 if m.group(1) == "disable-next-line" else line.number
-            out.setdefault(target, set()).update(codes)
+    for d in Suppressions(source, registry.available()).directives:
+        out.setdefault(d.target or 0, set()).add(d.code)
     return out
 
 
-def check_analysis(analysis, codes: list[str]) -> list[Diagnostic]:
+def check_analysis(analysis, codes: list[str], config: Config | None = None) -> list[Diagnostic]:
+    """The findings of the rules ``codes`` on one file: suppressions applied (an aggregated finding
+    drops its silenced sites), the configured severities set, sorted by place."""
     from . import rules as registry
 
+    available = registry.available()
+    suppressions = Suppressions(analysis.program.source, available)
+    analysis.suppressions = suppressions
     found: list[Diagnostic] = []
+    after: list = []
     for code in codes:
         rule = registry.load(code)
+        if hasattr(rule, "check_suppressions"):
+            after.append(rule)
+            continue
         found.extend(rule.check(analysis))
-    off = suppressed_codes(analysis.program.source)
-    if off:
-        found = [d for d in found if not ({d.code, "ALL"} & off.get(d.line, set()))]
+    found = [d for d in found if d.sites or not suppressions.suppresses(d.code, d.line)]
+    for rule in after:
+        found.extend(rule.check_suppressions(analysis, suppressions, codes, set(codes) >= set(available)))
+    if config is not None and config.severity:
+        overrides = severity_overrides(config.severity, available)
+        for d in found:
+            d.severity = overrides.get(d.code, d.severity)
     found.sort(key=Diagnostic.sort_key)
     return found
+
+
+def severity_overrides(table: dict[str, str], available: list[str]) -> dict[str, str]:
+    """code -> severity from ``[tool.isalint] severity`` (keys: codes, prefixes or rule names)."""
+    out: dict[str, str] = {}
+    for key, severity in table.items():
+        if severity not in SEVERITIES:
+            continue
+        codes, _unknown = resolve_codes([key], available)
+        for c in codes:
+            for a in available:
+                if a == c or a.startswith(c) or c == "ALL":
+                    out[a] = severity
+    return out

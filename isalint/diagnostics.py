@@ -1,9 +1,19 @@
 """Findings reported by rules, and the severities they carry."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(slots=True)
+class Site:
+    """One place an aggregated finding covers, with what happens there."""
+
+    line: int
+    column: int
+    end_column: int
+    message: str
 
 
 @dataclass(slots=True)
@@ -17,6 +27,9 @@ class Diagnostic:
     severity: str
     message: str
     fix: str | None = None
+    notes: list[str] = field(default_factory=list)  # detail printed under the finding
+    sites: list[Site] = field(default_factory=list)  # the places an aggregated finding covers
+    cost: dict | None = None  # what a performance finding costs (see rules/cost.py)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -15,13 +15,16 @@ REGISTRY: dict[str, str] = {
     "PARSE001": "parse001",
     "DUAL001": "dual001",
     "DUAL002": "dual002",
+    "DUAL003": "dual003",
     "BANK001": "bank001",
     "LDS001": "lds001",
     "GMEM001": "gmem001",
     "SCRATCH001": "scratch001",
     "WAIT001": "wait001",
+    "WAIT002": "wait002",
     "META001": "meta001",
     "OCC001": "occ001",
+    "SUPP001": "supp001",
 }
 
 
@@ -40,3 +43,8 @@ def load(code: str):
 
 def all_rules() -> list:
     return [load(code) for code in available()]
+
+
+def names() -> dict[str, str]:
+    """rule name (``illegal-vopd-pair``) -> code, for every available rule."""
+    return {load(code).NAME: code for code in available()}

@@ -21,7 +21,16 @@ code block by block from cold caches. The finding names the bank, the
 registers and the ports, and the stall cycles. `isalint report` prints the
 whole R / Cache / W table of a loop.
 
-Severity: warning inside loops, info elsewhere.
+## Severity
+A cost: the stall cycles of one execution times how often the code runs (the
+product of the trip counts of the loops around it: inferred when a counter
+states it, as `s_addk_i32 s14, 0x200` up to `0x1000` does, else 16 assumed).
+One loop's stalled instructions are one finding with their total, the
+instructions listed as its sites (`sites` in JSON). A **warning** when the
+total is at least 1% of the kernel's modelled VALU issue cycles per wave (every
+VALU instruction weighted by its executions); **info** below that, and always
+info for code outside loops (a prologue runs once per wave). The finding's
+`cost` (JSON) and its `cost:` note give the numbers.
 
 ## Why it matters
 A compiled GEMM loop that keeps its A column and B row in consecutive registers
@@ -39,7 +48,7 @@ v_dual_fmac_f32 v5, v186, v184 :: v_dual_fmac_f32 v2, v187, v185
 ```
 
 ## Fix safety
-`isalint fix --dual-fmac` re-assigns a GEMM loop's registers in the kernel-6
+`isalint fix --dual-fmac` re-assigns a GEMM loop's registers in that
 layout and searches the FMA order against this model; the result is checked
 (legal pairs, waits, register budget). By hand: move A and B to disjoint bank
 pairs, or reorder the instructions so that consecutive ones reuse cached values.
@@ -65,7 +74,8 @@ The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
 from __future__ import annotations
 
 from isalint.hw.vgpr_banks import _op_from_instr, simulate
-from isalint.diagnostics import Diagnostic
+
+from .cost import SiteCost, aggregate, fma_loop_fixable
 
 CODE = "BANK001"
 NAME = "vgpr-bank-conflict"
@@ -109,22 +119,44 @@ def simulations(analysis):
     return out
 
 
-def check(analysis):
+def _operand_span(ins, access) -> tuple[int, int]:
+    """Columns of the operand an access reads (X half or Y half), else of the whole instruction."""
+    stmt = ins.stmts[1] if access.slot.endswith("Y") and len(ins.stmts) > 1 else ins.stmts[0]
+    for op in stmt.operands[1:]:
+        if op.col and access.reg in op.registers():
+            return op.col, op.col + len(op.text)
+    return ins.stmts[0].col, max(ins.stmts[-1].end_col, ins.stmts[0].col + 1)
+
+
+def _sites(analysis):
     program = analysis.program
-    for loop, sim, steady in simulations(analysis):
+    for _loop, sim, steady in simulations(analysis):
         for step in sim.steps:
             if not step.stall or step.op.index is None:
                 continue
             ins = program.instrs[step.op.index]
-            in_loop = loop is not None
             parts = []
             for b, accs in step.conflicts:
                 regs = ", ".join(f"{a.reg} ({_slot(a.slot)}, {'cached' if a.kind == 'Cache' else 'read'})"
                                  for a in accs)
-                parts.append(f"bank {b} must deliver {len(accs)} registers: {regs}")
-            where = "in the loop's steady state" if steady else "from cold caches"
-            msg = (f"VGPR bank conflict: {'; '.join(parts)}; a bank's operand cache feeds one value per cycle: "
-                   f"+{step.stall} stall cycle{'s' if step.stall > 1 else ''} (modelled {where})")
-            first, last = ins.stmts[0], ins.stmts[-1]
-            yield Diagnostic(program.path, ins.lineno, first.col, ins.lineno, max(last.end_col, first.col + 1),
-                             CODE, "warning" if in_loop else "info", msg)
+                parts.append(f"bank {b} must deliver {regs}")
+            where = "steady state" if steady else "cold caches"
+            msg = f"{'; '.join(parts)}: +{step.stall} cycle{'s' if step.stall > 1 else ''} ({where})"
+            col, end = _operand_span(ins, step.conflicts[0][1][-1])
+            yield SiteCost(step.op.index, col, end, msg, step.stall)
+
+
+def _headline(analysis):
+    def headline(region, sites, cost):
+        n = len(sites)
+        per = cost["cycles_per_execution"]
+        when = "per iteration" if region.loop is not None else "once per wave"
+        what = f"{n} VALU instruction{'s' if n > 1 else ''}" if n > 1 else "a VALU instruction"
+        return (f"VGPR bank conflicts: {what} of {region.name} stall{'s' if n == 1 else ''} "
+                f"{per:g} cycle{'s' if per != 1 else ''} {when}: a bank's operand cache feeds one value per cycle")
+    return headline
+
+
+def check(analysis):
+    yield from aggregate(analysis, CODE, list(_sites(analysis)), _headline(analysis),
+                         fix=lambda region, sites: FIXABLE if fma_loop_fixable(analysis, region.loop) else None)

@@ -27,12 +27,14 @@ follows the hardware: it rejects `v_dual_dot2acc_f32_bf16`, and beside an
 `fmaak`/`fmamk` it re-encodes a `dot2acc` f16 constant as a 32-bit value to share
 the K literal (changing the value the `dot2acc` reads).
 
-As a note (info): the Y half reading the register the X half writes. That is
-legal, but both halves read before either writes, so Y sees the old value, not
-X's result; if the pair was meant to run in written order, it is a bug.
+The Y half reading the register the X half writes is legal: that is DUAL003.
 
 The message names the broken constraint and the registers, and points at the
 offending operand of the Y half, where `llvm-mc` points.
+
+## Severity
+Error: the assembler rejects the line (a VOPD in a wave64 kernel assembles, but
+the hardware skips it). Never weighed by hotness.
 
 ## Why it matters
 The assembler rejects the line, so a hand edit (a VOPD-only FMA block is
@@ -97,6 +99,8 @@ def check(analysis):
                              f"VOPD in the wave64 kernel {kernel.name}: dual issue is wave32 only, the hardware "
                              "skips this instruction")
         for v in violations:
+            if v.severity != "error":
+                continue  # a legal pair's note: DUAL003
             col, end = _span(ins, v, hx, hy)
-            yield Diagnostic(program.path, ins.lineno, col, ins.lineno, max(end, col + 1), CODE, v.severity,
+            yield Diagnostic(program.path, ins.lineno, col, ins.lineno, max(end, col + 1), CODE, SEVERITY,
                              v.message)

@@ -11,7 +11,7 @@ as one `v_dual_*` instruction but do not:
   constraint, trying both X/Y roles and, for commutative operations, both
   source orders). The finding shows the pair to write and where to move.
 - inside a loop, a single that has candidates in its stretch of code but
-  cannot pair with any of them: the finding gives the reason, e.g. for kernel 5's loop
+  cannot pair with any of them: the finding gives the reason, e.g. for a compiled GEMM loop's
   `v_fmac_f32_e32 v124, v184, v192` and `v_fmac_f32_e32 v133, v184, v193`
   "both SRC0 read v184 (bank 0)", and that commuting the sources does not help.
 
@@ -19,12 +19,21 @@ A single FMA inside a loop whose FMA block `isalint fix --dual-fmac` can
 rebuild is marked fixable: that pass re-assigns the block's registers (A on
 banks 2-3, B on banks 0-1), so that every FMA pairs.
 
-Severity: warning inside loops, info elsewhere.
+## Severity
+A cost: a pair left single costs one issue cycle per execution, a single that
+cannot pair half of one, times how often the code runs (as for BANK001). One
+loop's findings are one finding, the instructions listed as its sites. A
+**warning** only when the singles include floating-point math (FMAs, f32/f16
+multiplies and adds: the work a GEMM loop exists for) and the saving is at least
+1% of the kernel's modelled VALU issue cycles; **info** otherwise. Integer
+address arithmetic and moves left single are info even in a hot loop: a loop
+that is mostly loads and index math waits on memory, not on VALU issue, so a
+saved issue cycle there buys nothing. Code outside loops is info.
 
 ## Why it matters
 A VOPD issues two operations in one cycle. Every single FMA left in a GEMM's
-inner loop costs a cycle per iteration that a pair would not; kernel 5's
-compiler left 4 of 128 FMAs single in its hottest loop.
+inner loop costs a cycle per iteration that a pair would not; clang 19 leaves
+4 of 128 FMAs single in the inner loop of a 128x128-tile GEMM (8x8 per thread).
 
 ## Example
 ```asm
@@ -47,9 +56,9 @@ the pairing restrictions), and the VOPD encoding.
 """
 from __future__ import annotations
 
-from isalint.diagnostics import at_instr
 from isalint.hw.vopd import _forms, _pairing, dual_name
-from isalint.model.fma_block import NotAnFmaBlock, find_block
+
+from .cost import SiteCost, aggregate, fma_loop_fixable
 
 CODE = "DUAL002"
 NAME = "missed-dual-issue"
@@ -58,6 +67,8 @@ SUMMARY = "Single VALU instructions that could issue as one VOPD (or why they ca
 FIXABLE = "--dual-fmac"
 
 WINDOW = 32  # farthest partner considered, in instructions
+PAIR_CYCLES = 1.0  # two singles issued as one VOPD: one issue cycle saved
+SINGLE_CYCLES = 0.5  # a single that another change would pair: half the pair's cycle
 _MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
 
 
@@ -167,25 +178,47 @@ def _describe_move(program, between, edges, a: int, b: int) -> str:
             f"{program.instrs[b].lineno} up to it")
 
 
-def _fix_pass_accepts(analysis, loop) -> bool:
-    """Whether this loop has an FMA block (:mod:`isalint.model.fma_block`), which ``isalint fix
-    --dual-fmac`` rewrites."""
-    cache = analysis.__dict__.setdefault("_dual002_fixable", {})
-    key = loop.header
-    if key not in cache:
-        ok = False
-        label = analysis.cfg.blocks[loop.header].label
-        if label:
-            try:
-                find_block(analysis, label)
-                ok = True
-            except NotAnFmaBlock:
-                ok = False
-        cache[key] = ok
-    return cache[key]
+def _site(program, i: int, message: str, cycles: float) -> SiteCost:
+    ins = program.instrs[i]
+    stmt = ins.stmts[0]
+    return SiteCost(i, stmt.col, max(stmt.end_col, stmt.col + 1), message, cycles)
+
+
+def _float_math(ins) -> bool:
+    return any(("_f32" in s.mnemonic or "_f16" in s.mnemonic or "fma" in s.mnemonic) and "cvt" not in s.mnemonic
+               for s in ins.stmts)
 
 
 def check(analysis):
+    program = analysis.program
+    instrs = program.instrs
+    sites = list(_sites(analysis))
+
+    def headline(region, group, cost):
+        pairs = sum(1 for s in group if s.cycles == PAIR_CYCLES)
+        singles = len(group) - pairs
+        parts = []
+        if pairs:
+            parts.append(f"{pairs} pair{'s' if pairs > 1 else ''} of single VALU instructions could issue as "
+                         f"one VOPD{' each' if pairs > 1 else ''}")
+        if singles:
+            parts.append(f"{singles} single{'s' if singles > 1 else ''} cannot pair as written")
+        when = "per iteration" if region.loop is not None else "once per wave"
+        saved = cost["cycles_per_execution"]
+        return (f"missed dual issue in {region.name}: {' and '.join(parts)} (up to {saved:g} issue "
+                f"cycle{'s' if saved != 1 else ''} {when})")
+
+    def eligible(region, group):
+        return any(_float_math(instrs[s.index]) for s in group)
+
+    def fix(region, group):
+        fmas = all(_is_fma(analysis.vopd_half(s.index)) for s in group)
+        return FIXABLE if fmas and region.loop is not None and fma_loop_fixable(analysis, region.loop) else None
+
+    yield from aggregate(analysis, CODE, sites, headline, eligible, fix)
+
+
+def _sites(analysis):
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
     for blk, region in _regions(analysis):
@@ -230,17 +263,13 @@ def check(analysis):
                     refusals[(a, b)] = None
         matched = _match(options)
         loop = cfg.loop_of(region[0])
-        severity = "warning" if loop is not None else "info"
         paired: set[int] = set()
         for a, b in sorted(matched):
             p = options[(a, b)]
             paired.update((a, b))
             where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
-            fix = FIXABLE if (loop is not None and _is_fma(cands[a]) and _is_fma(cands[b])
-                              and _fix_pass_accepts(analysis, loop)) else None
-            yield at_instr(program, instrs[a], CODE, severity,
-                           f"{instrs[a].text()} and line {instrs[b].lineno} ({instrs[b].text()}) can issue as one "
-                           f"VOPD ({where}): {p.text}", fix)
+            yield _site(program, a, f"with line {instrs[b].lineno} ({instrs[b].text()}): can issue as one "
+                                    f"VOPD ({where}): {p.text}", PAIR_CYCLES)
         if loop is None:
             continue  # outside loops only the pairs are worth a note
         for i in order:
@@ -248,15 +277,11 @@ def check(analysis):
                 continue
             h = cands[i]
             partners = [j for j in order if j != i]
-            fix = FIXABLE if (loop is not None and _is_fma(h) and _fix_pass_accepts(analysis, loop)) else None
-            hint = (f"; `isalint fix --dual-fmac` re-assigns the loop's registers so that every FMA pairs"
-                    if fix else "")
             if not partners:
                 if not (_is_fma(h) and fma_vopd):
                     continue
-                msg = (f"{instrs[i].text()} stays single: no other single VALU instruction between the "
-                       f"boundaries around it to pair with{hint}")
-                yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+                yield _site(program, i, "stays single: no other single VALU instruction between the boundaries "
+                                        "around it to pair with", SINGLE_CYCLES)
                 continue
             j = min(partners, key=lambda j: (abs(j - i), j))
             key = (min(i, j), max(i, j))
@@ -269,8 +294,8 @@ def check(analysis):
                 why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
             else:
                 why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
-            msg = f"{instrs[i].text()} cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}{hint}"
-            yield at_instr(program, instrs[i], CODE, severity, msg, fix)
+            yield _site(program, i, f"cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}",
+                        SINGLE_CYCLES)
 
 
 def _match(options) -> list[tuple[int, int]]:

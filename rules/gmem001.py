@@ -16,6 +16,12 @@ whose results reach its address (reaching definitions inside the loop, not
 around the back edge); a load is chained to the one before it when they share
 part of that computation and it still needs VALU work of its own.
 
+## Severity
+A cost: the VALU instructions that build the addresses, per iteration, times
+how often the loop runs (as for BANK001). A **warning** when that is at least 1%
+of the kernel's modelled VALU issue cycles per wave, **info** below. Only loops
+are examined: outside them an address is built once.
+
 ## Why it matters
 A compiled GEMM loop on a 7900 XTX spent 128 lines of VALU code computing 16 global-load
 addresses: five dependent VALU instructions per load, each chain starting from
@@ -57,6 +63,8 @@ from __future__ import annotations
 
 from isalint.diagnostics import at_instr
 from isalint.model.reaching import reaching_defs, valu_slice
+
+from .cost import cost_note, cost_of, region_of, severity_for
 
 CODE = "GMEM001"
 NAME = "serialized-global-address-chain"
@@ -147,8 +155,14 @@ def check(analysis):
         last = program.instrs[loads[members[-1]][0]]
         msg = (f"{len(members)} global loads in the loop at {where} (lines {first.lineno}-{last.lineno}) "
                f"rebuild their 64-bit address with VALU math every iteration, {shape}, each address "
-               f"computed from the previous load's: {valu} VALU instructions ({valu / len(members):.1f} per "
-               f"load), up to {depth} dependent VALU instructions before a load can issue; keep the row bases "
-               f"in SGPR pairs and one 32-bit VGPR byte offset advanced once per iteration: "
-               f"global_load_b32 vD, vOff, s[base:base+1] (SGPR-base addressing)")
-        yield at_instr(program, first, CODE, SEVERITY, msg)
+               f"computed from the previous load's: {valu} VALU instructions ({valu / len(members):.1f} per load)")
+        region = region_of(analysis, first.index)
+        cost = cost_of(analysis, region, valu)
+        diag = at_instr(program, first, CODE, severity_for(region, cost), msg)
+        diag.cost = cost
+        diag.notes += [f"up to {depth} dependent VALU instructions before a load can issue",
+                       cost_note(analysis, region, cost, "VALU instructions"),
+                       "keep the row bases in SGPR pairs and one 32-bit VGPR byte offset advanced once per "
+                       "iteration: global_load_b32 vD, vOff, s[base:base+1] (SGPR-base addressing; `isalint fix "
+                       "--batch-gmem` rewrites the loads so, or says why it cannot)"]
+        yield diag

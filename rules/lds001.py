@@ -55,6 +55,15 @@ not spell out how the lanes of a 64- or 128-bit access are grouped, so the
 16 lanes for b64 and 8 lanes for b128). Treat the n of a wide access as the
 model's estimate; a b32 conflict needs no such assumption.
 
+## Severity
+A cost: the extra bank cycles of one access (`cycles - ideal`) times how often
+the code runs (as for BANK001). A **warning** when that is at least 1% of the
+kernel's modelled VALU issue cycles per wave, **info** below: a conflicted tile
+store before a GEMM's loop is info, the same store in the loop a warning. Unlike
+the VGPR-bank rules, code outside loops is not capped at info: a kernel without
+loops (a transpose) is all such code, and its conflicts are its cost. An
+address isalint cannot evaluate is info.
+
 ## Why it matters
 Conflicting lanes are served one after another: an 8-way conflict makes a
 store 8 times slower and holds the LDS for every wave of the CU. A GEMM that
@@ -92,6 +101,8 @@ from isalint.hw.lds_banks import bank_conflicts
 from isalint.model.lanes.evaluator import evaluator_for
 from isalint.model.lanes.lds import ds_shape, lds_banks
 from isalint.model.lanes.values import Value
+
+from .cost import cost_note, cost_of, region_of, severity_for
 
 CODE = "LDS001"
 NAME = "lds-bank-conflict"
@@ -158,5 +169,11 @@ def check(analysis):
             cause = f"they are {c.byte_stride} bytes apart, a multiple of {4 * banks} (the bank period)"
         msg = (f"{c.degree}-way LDS bank conflict ({mode}): {_lanes_text(c.lanes, c.lane_step)} of "
                f"wave {c.wave} {verb} {len(c.lanes)} different dwords of bank {c.bank}: {cause}; "
-               f"{c.cycles} bank cycles instead of {c.ideal}; {_suggestion(c, banks)}")
-        yield at_instr(program, ins, CODE, SEVERITY, msg)
+               f"{c.cycles} bank cycles instead of {c.ideal}")
+        region = region_of(analysis, ins.index)
+        cost = cost_of(analysis, region, c.cycles - c.ideal)
+        # no cap for code outside loops: a kernel without loops (a transpose) is all such code
+        diag = at_instr(program, ins, CODE, severity_for(region, cost, cold_is_info=False), msg)
+        diag.cost = cost
+        diag.notes += [_suggestion(c, banks), cost_note(analysis, region, cost, "LDS bank cycles")]
+        yield diag

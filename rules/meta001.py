@@ -24,6 +24,12 @@ place that declares them:
 A count declared too low is an error; one that is stale or higher than needed
 is reported at info level.
 
+## Severity
+Error for a count declared too low (the wave uses registers or LDS it does not
+own) and for contradictory declarations; info for a count that is stale or
+higher than needed, and for 64-bit lane masks in a wave32 kernel; a warning for
+LDS addressed beyond the declared size by an immediate offset.
+
 ## Why it matters
 The wave is given `.amdhsa_next_free_vgpr` VGPRs (rounded up to a block of 8 in
 wave32). A hand edit that adds a register beyond them - `v208` in a kernel that

@@ -24,6 +24,9 @@ computed with 1024 VGPRs in blocks of 16). The message also gives the VGPR
 count to reach one more wave (`free 16 VGPRs (208 -> 192) for 8 waves`) or the
 LDS budget when LDS is the limit.
 
+## Severity
+Info: occupancy is a trade-off the kernel's author makes, not a defect.
+
 ## Why it matters
 Waves in flight are how a SIMD hides memory latency. Register-tiled GEMMs
 trade occupancy for registers on purpose (a 16x8 tile per thread takes 208

@@ -20,6 +20,13 @@ compiler assumes 1024 work-items, and 32 waves of a workgroup on the two SIMDs
 of a CU must fit 16 waves per SIMD, so only 96 VGPRs each), or smaller
 register tiles / fewer values kept live across the loop.
 
+## Severity
+By where the spill traffic runs: scratch loads and stores inside a loop are an
+**error** (they repeat every iteration, each with global-memory latency),
+elsewhere a **warning**; accesses beyond the declared private segment are an
+error; SGPR spills to VGPR lanes are a warning inside a loop, info elsewhere;
+the private-segment summary follows its spills.
+
 ## Why it matters
 Scratch is private per-lane memory in the global memory hierarchy: every spill
 and reload is a vector memory access with global-memory latency and a wait

@@ -20,9 +20,10 @@ read what this wave wrote once they pass the barrier.
 The finding sits on the first unsafe use and says which wait it needs there,
 e.g. `needs s_waitcnt lgkmcnt(3)`: the loosest count that retires the load (the
 number of later ops of the same in-order stream in flight at that point on the
-worst path). At info level it also reports waits stricter than any register
-needs (a wait right before `s_barrier` or the end of the program orders memory
-and is left alone).
+worst path). Waits stricter than any register needs are WAIT002.
+
+## Severity
+Error, wherever it is: a hazard is a wrong result, not a cost.
 
 ## Why it matters
 The hardware does not interlock on loads: a VALU instruction that reads a VGPR
@@ -57,7 +58,6 @@ from __future__ import annotations
 
 from isalint.diagnostics import at_instr
 from isalint.model.counters import IN_ORDER, analyze
-from isalint.model.waitcnt import wait_thresholds, waitcnt_text
 
 CODE = "WAIT001"
 NAME = "waitcnt-hazard"
@@ -66,8 +66,6 @@ SUMMARY = "Register used before the s_waitcnt that guarantees its memory op comp
 FIXABLE = None
 
 _ORDER = ("vmcnt", "expcnt", "lgkmcnt", "vscnt")
-_QUIET = ("s_nop", "s_delay_alu", "s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_lgkmcnt",
-          "s_waitcnt_expcnt", "s_clause")
 
 
 def _wait_text(need: dict[str, int]) -> str:
@@ -119,50 +117,20 @@ def check(analysis):
                    f"may still be in flight: needs {_wait_text(need)} before this instruction")
         if worst.cls not in IN_ORDER:
             msg += " (scalar loads, messages and FLAT return out of order: only a count of 0 covers them)"
-        yield at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
-    yield from _strict_waits(program, result)
+        diag = at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
+        span = _operand_span(instrs[index], worst.reg)
+        if span is not None:
+            diag.column, diag.end_column = span
+        yield diag
 
 
-def _strict_waits(program, result):
-    instrs = program.instrs
-    for i, ins in enumerate(instrs):
-        if ins.klass != "waitcnt" or ins.opaque:
-            continue
-        thr = wait_thresholds(ins)
-        if not thr or _guards_memory(program, i):
-            continue
-        looser: dict[str, int | None] = {}
-        for c, n in thr.items():
-            if c not in ("vmcnt", "lgkmcnt"):
-                continue
-            if not result.retires(i, c):
-                continue  # retires nothing on any path: nothing to judge
-            need = result.needed_threshold(i, c)
-            if need is None or need > n:
-                looser[c] = need
-        if not looser:
-            continue
-        parts = []
-        for c, need in looser.items():
-            if need is None:
-                parts.append(f"no register read before the next wait needs its {c}({thr[c]})")
-            else:
-                parts.append(f"{c}({need}) is enough for the registers used next, not {c}({thr[c]})")
-        yield at_instr(program, ins, CODE, "info",
-                       f"{waitcnt_text(thr)} waits longer than any register needs: " + "; ".join(parts)
-                       + " (keep it if it orders memory for other waves)")
-
-
-def _guards_memory(program, index: int) -> bool:
-    """A wait followed (in its block, past quiet instructions) by a barrier or the end orders memory."""
-    cfg = program.cfg()
-    blk = cfg.blocks[cfg.block_of[index]]
-    for j in range(index + 1, blk.last):
-        ins = program.instrs[j]
-        if ins.opcode in _QUIET:
-            continue
-        return ins.klass in ("barrier", "endpgm", "message") or ins.ends_program()
-    return True  # a wait that ends its block: leave it alone
+def _operand_span(instr, reg: str) -> tuple[int, int] | None:
+    """Columns of the written operand that holds ``reg`` (the register used too early)."""
+    for slots in instr.slots:
+        for slot in slots:
+            if reg in slot.regs and slot.operand.col:
+                return slot.operand.col, slot.operand.col + len(slot.operand.text)
+    return None
 
 
 def _reg_key(r: str):

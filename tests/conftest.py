@@ -30,3 +30,25 @@ def all_real_kernels() -> list[Path]:
     if KERNEL5.is_file():
         out.append(KERNEL5)
     return out
+
+
+class Place:
+    """One place a finding covers: an aggregated finding (one loop's bank conflicts) has one per
+    site, each with the site's own message; any other finding is its own place."""
+
+    def __init__(self, d, line, message):
+        self.finding, self.line, self.code, self.severity, self.fix = d, line, d.code, d.severity, d.fix
+        self.message = message
+
+    def __repr__(self):
+        return f"{self.line}: {self.code}[{self.severity}] {self.message}"
+
+
+def places(diagnostics) -> list[Place]:
+    out = []
+    for d in diagnostics:
+        if d.sites:
+            out.extend(Place(d, s.line, s.message) for s in d.sites)
+        else:
+            out.append(Place(d, d.line, " ".join([d.message, *d.notes])))
+    return sorted(out, key=lambda p: (p.line, p.code))

@@ -32,11 +32,15 @@ def test_findings_exit_one_with_caret(tmp_path):
     f.write_text("v_mov_b32 v1, v2\n  " + BAD_FMAC)
     code, out, _ = run("check", "--select", "PARSE001", "--no-color", f)
     assert code == 1
-    first = out.splitlines()[0]
-    assert first.startswith(f"{f}:2:18: PARSE001 ")
-    src, caret = out.splitlines()[1:3]
-    assert src.strip() == BAD_FMAC.strip()
-    assert caret.index("^") == src.index("v[1:2]")
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{f}:2:18: PARSE001 error: ")
+    # the source line under a line-number gutter, the offending operand underlined
+    src = next(ln for ln in lines if ln.startswith(" 2 | "))
+    caret = lines[lines.index(src) + 1]
+    assert src.endswith("  " + BAD_FMAC.strip())
+    assert caret.index("^") == src.index("v[1:2]") and caret.count("^") == len("v[1:2]")
+    # wrapped at 100 columns (the location of the first line is never broken)
+    assert all(len(ln) <= 100 for ln in lines[1:]) and len(lines[0]) <= max(100, len(str(f)) + 70)
 
 
 def test_json_format_keys(tmp_path):
@@ -46,7 +50,8 @@ def test_json_format_keys(tmp_path):
     assert code == 1
     data = json.loads(out)
     assert [d["line"] for d in data] == [1, 2]
-    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fix"}
+    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fix",
+                            "notes", "sites", "cost"}
     assert data[1]["message"].startswith("unknown instruction 'v_fmac_f23'")
     assert data[0]["severity"] == "error" and data[0]["fix"] is None
 
@@ -219,6 +224,7 @@ def test_rules_and_explain():
     for c in codes:
         code, out, _ = run("explain", c)
         assert code == 0 and "## What it finds" in out and "## Why it matters" in out, c
+        assert "## Severity" in out and "worklog" not in out, c
     code, _, err = run("explain", "XYZ999")
     assert code == 2 and "unknown rule" in err
 

@@ -39,7 +39,10 @@ def test_kernel5_loop_loads_are_one_finding_with_two_chains_of_eight(kernel5):
     # the 16 loads of %bb.7 are preceded by 83 address instructions of their own (one v_add_co_u32
     # of the A base is shared by the 8 A loads), 5.2 per load
     assert (int(valu), per_load) == (83, "5.2")
-    assert "global_load_b32 vD, vOff, s[base:base+1]" in d.message
+    assert any("global_load_b32 vD, vOff, s[base:base+1]" in n for n in d.notes)
+    # the cost: 83 VALU instructions per outer iteration, the outer loop's trip count is N's
+    assert d.cost["cycles_per_execution"] == 83 and not d.cost["executions_known"]
+    assert d.cost["share"] >= 0.05
 
 
 def test_chained_fixture_warns_and_sgpr_base_fixture_does_not():
@@ -71,6 +74,7 @@ def test_json_output():
 
 def test_rule_documentation():
     doc = gmem001.__doc__
-    for section in ("## What it finds", "## Why it matters", "## Example", "## Fix safety", "## Reference"):
+    for section in ("## What it finds", "## Severity", "## Why it matters", "## Example", "## Fix safety",
+                    "## Reference"):
         assert section in doc
     assert "sgpr pairs" in doc.lower() and "RDNA3 ISA guide" in doc

@@ -266,11 +266,24 @@ def test_inner_loop_mutation_messages(kernel5):
     d = errors[0]
     assert d.line == 570  # v_fmac_f32_e32 v124, v184, v192: the first use of the third load (v192)
     assert "v192" in d.message and "line 563" in d.message and "needs s_waitcnt lgkmcnt(3)" in d.message
+    # one problem, one finding: the weakened wait is not also "stricter than needed" (WAIT002)
+    assert check_analysis(_analysis(mutated), ["WAIT002"]) == []
     # delete the last one (lgkmcnt(0) at 596): the first use of v[204:207] is flagged
     mutated = "".join(lines[:595] + lines[596:])
     errors = _errors(_analysis(mutated))
     assert [(d.line, "needs s_waitcnt lgkmcnt(0)" in d.message) for d in errors] == [(596, True)]
     assert "v205" in errors[0].message
+
+
+def test_no_stricter_than_needed_note_on_any_weakened_wait_of_kernel5(kernel5):
+    """Every wait of kernel5 weakened by one: WAIT001 reports the use, WAIT002 never the wait."""
+    text = kernel5.read_text()
+    base = _analysis(text)
+    weakened = [(line, new) for what, line, new in _mutations(text, base.program) if what.startswith("weaken")]
+    assert len(weakened) >= 40
+    for line, new in weakened:
+        a = _mutated(base.program, line, new)
+        assert [d.line for d in check_analysis(a, ["WAIT002"])] == [], (line, new)
 
 
 def test_outer_loop_loads_in_flight_across_back_edge(kernel5):

@@ -35,7 +35,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     """Load ``path`` and estimate it; exits 2 with a one-line message on bad input."""
     from ..estimate import EstimateError, estimate
     from ..hw.timing import GFX1100
-    from ..validate.gemm import GemmError, geometry
+    from ..validate.gemm import GemmError, geometry, required_block
 
     analysis = load_analysis(path)
     program = analysis.program
@@ -45,7 +45,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
         if kernel is None:
             fail(f"{path}: no kernel named {kernel_name} (kernels: {', '.join(k.name for k in program.kernels)})")
     try:
-        geo = geometry(path, n, grid, block)
+        geo = geometry(path, n, grid, block, required_block(program, kernel_name))
     except GemmError as exc:
         fail(f"{path}: {exc}")
     timing = GFX1100.with_(**(params or {}))

@@ -37,8 +37,11 @@ from .common import fail, load_analysis
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating a kernel with the GEMM ABI (repeatable; default 256, and 384 "
                    "as well for a pass whose code depends on N, such as --batch-gmem).")
+@click.option("--grid", help="Workgroups X[,Y[,Z]] of the validation launch (default N/128 x N/128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the validation launch (default: the "
+                              "kernel's .reqd_workgroup_size, else 128).")
 def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, show_diff, loop_label, factor,
-            no_validate, max_n, spread, gemm_n):
+            no_validate, max_n, spread, gemm_n, grid, block):
     """Apply fix passes; exit 0 on success, 1 when a pass refused or validation failed, 2 on input errors."""
     from ..fixes.toolkit.pipeline import run_passes, validate, write_atomic
 
@@ -55,8 +58,18 @@ def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, sho
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
         fail("say where the result goes: -o OUT.s, --in-place, or --diff")
+    from ..validate.runner import UsageError, parse_dims
+
+    try:
+        grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
+    except UsageError as exc:
+        fail(str(exc))
+    from .progress import progress
+
     analysis = load_analysis(path)
-    outcome = run_passes(analysis, chosen, {"loop": loop_label, "factor": factor, "max_n": max_n, "spread": spread})
+    with progress(f"fix --{' --'.join(n.replace('_', '-') for n in chosen)}: rewriting {path}"):
+        outcome = run_passes(analysis, chosen, {"loop": loop_label, "factor": factor, "max_n": max_n,
+                                                "spread": spread})
     if outcome.refused is not None:
         name, reason = outcome.refused
         click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {reason}", err=True)
@@ -73,7 +86,9 @@ def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, sho
         if max_n is not None and max(sizes) > max_n:
             fail(f"--gemm {max(sizes)} is larger than --max-n {max_n}")
         for n in sizes[:1] if outcome.only_metadata else sizes:
-            verdict = validate(path, original, text, n, code_unchanged=outcome.only_metadata)
+            with progress(f"validating the rewrite (GEMM N={n})") as shown:
+                verdict = validate(path, original, text, n, code_unchanged=outcome.only_metadata, grid=grid_d,
+                                   block=block_d, stage=lambda what, n=n: shown.update(f"validating N={n}: {what}"))
             if verdict is not None:
                 click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
                 sys.exit(1)

@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import json
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import click
@@ -129,10 +130,21 @@ def table(rows: list[StepOutcome]) -> str:
 @click.option("--spread", is_flag=True, help="batch-gmem: spread the global loads over the loop body in groups of 2.")
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt):
+@click.option("--grid", help="Workgroups X[,Y[,Z]] of the launch (default N/128 x N/128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the launch (default: kernels.json, the "
+                              "kernel's .reqd_workgroup_size, else 128).")
+def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt,
+            grid, block):
     """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
     from ..estimate import EstimateError
-    from ..validate.gemm import GemmError, geometry
+    from ..validate.gemm import GemmError, geometry, required_block
+    from ..validate.runner import UsageError, parse_dims
+    from .progress import progress
+
+    try:
+        grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
+    except UsageError as exc:
+        fail(str(exc))
 
     steps = [s.strip() for s in steps_text.split(",") if s.strip()]
     unknown = [s for s in steps if s not in STEPS]
@@ -143,7 +155,7 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
     analysis = load_analysis(path)
     original = analysis.program.source.render()
     try:
-        geo = geometry(path, estimate_n)
+        geo = geometry(path, estimate_n, grid_d, block_d, required_block(analysis.program))
     except GemmError as exc:
         fail(f"{path}: {exc}")
     if gemm_n and max(gemm_n) > max_n:
@@ -168,7 +180,11 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         from ..fixes.toolkit.pipeline import validate
 
         for n in sizes:
-            verdict = validate(path, original, final, n)
+            with (progress(f"validating the result (GEMM N={n})") if fmt != "json" else nullcontext()) as shown:
+                def stage(what, n=n, shown=shown):
+                    if shown is not None:
+                        shown.update(f"validating N={n}: {what}")
+                verdict = validate(path, original, final, n, grid=grid_d, block=block_d, stage=stage)
             if verdict is not None:
                 break
     if fmt == "json":

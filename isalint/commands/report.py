@@ -12,7 +12,8 @@ from .common import fail, load_analysis, select_loop
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
               help="Write the report to this file instead of standard output.")
-@click.option("--color/--no-color", default=None, help="Color the text table (default: when on a terminal).")
+@click.option("--color/--no-color", default=None,
+              help="Color the text table (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
 def command(path, label, fmt, output, color):
     """Print the VGPR bank table (R / Cache / W) for each VALU instruction of a loop
     (DSTX SRC0X SRC1X DSTY SRC0Y SRC1Y, colored per VGPR bank) and its summary:
@@ -32,9 +33,9 @@ def command(path, label, fmt, output, color):
         text = regtable.render_html(report)
     else:
         if color is None:
-            from ..report.findings import stdout_is_terminal
+            from ..report.findings import use_color
 
-            color = stdout_is_terminal() and output is None
+            color = use_color(None) and output is None
         text = regtable.render_text(report, color=color)
     if output:
         try:

@@ -23,21 +23,24 @@ def rules_command(fmt):
     from rich.table import Table
 
     table = Table(title="isalint rules")
-    for col in ("code", "severity", "fix", "summary"):
+    for col in ("code", "name", "severity", "fix", "summary"):
         table.add_column(col)
     for m in mods:
-        table.add_row(m.CODE, m.SEVERITY, m.FIXABLE or "-", m.SUMMARY)
+        table.add_row(m.CODE, m.NAME, m.SEVERITY, m.FIXABLE or "-", m.SUMMARY)
     Console().print(table)
 
 
 @click.command("explain")
 @click.argument("code")
 def explain_command(code):
-    """Print a rule's full documentation."""
+    """Print a rule's full documentation (CODE is a rule code like DUAL001 or a name like illegal-vopd-pair)."""
     from .. import rules as registry
 
-    if code.upper() not in registry.available():
-        fail(f"unknown rule code {code}; see `isalint rules`")
-    m = registry.load(code)
+    if code.upper() in registry.available():
+        m = registry.load(code)
+    elif code.lower() in registry.names():
+        m = registry.load(registry.names()[code.lower()])
+    else:
+        fail(f"unknown rule code or name {code}; see `isalint rules`")
     click.echo(f"{m.CODE} ({m.NAME}), {m.SEVERITY}{', fix: ' + m.FIXABLE if m.FIXABLE else ''}\n")
     click.echo((m.__doc__ or "").strip())

@@ -23,7 +23,8 @@ from .common import fail
 @click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
               help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT).")
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json or 128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
+                              ".reqd_workgroup_size, or 128).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
 @click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
@@ -60,7 +61,8 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         if gemm_n is not None:
             if buffers:
                 fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
-            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values, matrices)
+            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values, matrices,
+                                               required=eq.gemm_mod.required_block(prog, kernel_name))
             what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
                     f"block {'x'.join(map(str, geo.block))} ({geo.source})")
         else:

@@ -13,6 +13,7 @@ import time
 import click
 
 from .common import fail
+from .progress import progress
 
 
 @click.command("validate")
@@ -25,7 +26,8 @@ from .common import fail
               help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT); "
                    "names are the metadata .name or argK.")
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json or 128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
+                              ".reqd_workgroup_size, or 128).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of inputs, garbage and memory delays.")
 @click.option("--device", type=click.Choice(["emu", "hip"]), default="emu", show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
@@ -64,7 +66,8 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
     try:
         tc = find_toolchain(toolchain_kind, need_linker=device == "hip")
         for path in (original, candidate):
-            errs = eq.assemble(tc, path)
+            with progress(f"assembling {path}"):
+                errs = eq.assemble(tc, path)
             if errs:
                 for e in errs:
                     click.echo(e, err=True)
@@ -79,7 +82,8 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
     check = None
     try:
         if gemm_n is not None:
-            make, prob, geo = eq.gemm_launcher(original, gemm_n, alpha, beta, seed, grid_d, block_d, values)
+            make, prob, geo = eq.gemm_launcher(original, gemm_n, alpha, beta, seed, grid_d, block_d, values,
+                                               required=eq.gemm_mod.required_block(orig, kernel_name))
             if buffers:
                 fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
             shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")}
@@ -99,11 +103,12 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
                             repeats)
         return
 
-    out = eq.validate_pair(orig, cand, make, seed=seed, latency=lat, kernel_name=kernel_name, shapes=shapes,
-                           check=check, times=times)
+    with progress(f"validating {original} vs {candidate}") as shown:
+        out = eq.validate_pair(orig, cand, make, seed=seed, latency=lat, kernel_name=kernel_name, shapes=shapes,
+                               check=check, times=times, stage=shown.update)
     verdict = {"equal": "EQUAL", "different": "DIFFERENT", "error": "ERROR"}[out.status]
     text = out.message.split(": ", 1)[-1] if out.status != "error" else out.message
-    click.echo(f"{candidate} vs {original}: {verdict}: {text}")
+    click.echo(f"{original} vs {candidate}: {verdict}: {text}")
     click.echo(f"  ({what}; emulator)")
     for line in out.details:
         click.echo(f"  {line}")
@@ -149,7 +154,7 @@ def _validate_on_device(tc, original, candidate, orig, cand, make, check, gemm_n
             extra.append(f"{label}: {text}")
             if not ok and label == "candidate":
                 status = "DIFFERENT"
-    click.echo(f"{candidate} vs {original}: {status}" + (f": {lines[0]}" if lines else ""))
+    click.echo(f"{original} vs {candidate}: {status}" + (f": {lines[0]}" if lines else ""))
     click.echo(f"  ({what}; {hip.device_name or 'HIP device'})")
     for line in lines[1:] + extra:
         click.echo(f"  {line}")

@@ -382,9 +382,11 @@ class CounterAnalysis(Record):
         """For the wait at ``index``: the loosest ``counter`` value that still leaves no
         register used early; None when no later use needs this wait on ``counter``.
 
-        Each op the wait retires is followed forward along every path (with the waits
+        Each op in flight at the wait is followed forward along every path (with the waits
         that come after it) until a later wait retires it, a same-stream load replaces
-        it, or an instruction uses its register (then the wait is needed for it).
+        it, or an instruction uses its register (then the wait is needed for it). Ops the
+        wait does not retire count too: when one of them is used early, the value is below
+        the wait's own (the wait is too weak, not too strict).
         """
         instr = self.program.instrs[index]
         thr = wait_thresholds(instr) or {}
@@ -394,7 +396,7 @@ class CounterAnalysis(Record):
         st = self.state_before(index)
         best: int | None = None
         for (reg, c, cls), p in sorted(st.pending.items(), key=lambda kv: (kv[1].k, kv[0])):
-            if c != counter or p.k < n:
+            if c != counter:
                 continue
             if best is not None and p.k >= best:
                 continue

@@ -17,8 +17,9 @@ provable:
   columns as the first, and their values come in the same 64-bit pairs;
 * between the first and the last FMA there are only the block's loads, waits, ALU
   instructions that touch none of its registers and change no LDS address, scheduling hints,
-  and a barrier the compiler hoisted there with no block load after it (it moves after the
-  FMAs, with the waits just before it).
+  ``s_setprio`` and ``s_clause`` (a hand-tuned loop's: :attr:`FmaBlock.priorities` and
+  :attr:`FmaBlock.clauses`), and a barrier the compiler hoisted there with no block load after it
+  (it moves after the FMAs, with the waits just before it).
 
 Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 """
@@ -37,6 +38,8 @@ LOAD_DWORDS = {"ds_load_b32": 1, "ds_load_b64": 2, "ds_load_b96": 3, "ds_load_b1
 # Classes that may sit between FMAs and be moved after the block (they touch none of its registers).
 MOVABLE = {"salu", "valu", "waitcnt", "delay", "nop"}
 DROPPED_IN_BLOCK = {"delay"}
+# Wave-level hints a hand-tuned FMA block carries; a rewrite re-places them (they change no value).
+PRIORITY, CLAUSE = "s_setprio", "s_clause"
 
 
 class Fma(FrozenRecord):
@@ -126,14 +129,18 @@ class FmaBlock(Record):
     accs: list[int]
     whole_loop: bool  # the block is the whole loop (its own back edge)
     kept_waits: set[int]  # waits moved whole with a barrier after the FMAs
+    priorities: list[int]  # s_setprio among the FMAs, in order
+    clauses: dict[int, list[int]]  # s_clause (anywhere in the body) -> the
+    # block loads it covers, when it covers only block loads
 
     _fields = ("loop", "label", "block", "body", "fmas", "loads", "phases", "first", "last", "moved", "dropped",
-               "value_regs", "accs", "whole_loop", "kept_waits")
+               "value_regs", "accs", "whole_loop", "kept_waits", "priorities", "clauses")
 
     def __init__(self, loop: object, label: str, block: int, body: list[int], fmas: list[Fma], loads: list[Load],
                  phases: list[Phase], first: int, last: int, moved: list[int] | None = None,
                  dropped: list[int] | None = None, value_regs: set[int] | None = None,
-                 accs: list[int] | None = None, whole_loop: bool = True, kept_waits: set[int] | None = None):
+                 accs: list[int] | None = None, whole_loop: bool = True, kept_waits: set[int] | None = None,
+                 priorities: list[int] | None = None, clauses: dict[int, list[int]] | None = None):
         self.loop = loop
         self.label = label
         self.block = block
@@ -149,6 +156,8 @@ class FmaBlock(Record):
         self.accs = [] if accs is None else accs
         self.whole_loop = whole_loop
         self.kept_waits = set() if kept_waits is None else kept_waits
+        self.priorities = [] if priorities is None else priorities
+        self.clauses = {} if clauses is None else clauses
 
     @property
     def fma_instrs(self) -> list[int]:
@@ -415,11 +424,18 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     block_loads = {ld.index for ld in load_list}
     addr_regs = {vgpr_number(ld.addr) for ld in load_list}
     kept_waits: list[int] = []
+    priorities: list[int] = []
+    clauses = _clauses(instrs, body, block_loads)
     for p in range(first, last + 1):
         i = body[p]
         if i in fma_instr or i in block_loads:
             continue
         ins = instrs[i]
+        if ins.opcode == PRIORITY:
+            priorities.append(i)
+            continue
+        if ins.opcode == CLAUSE and i in clauses:
+            continue
         if ins.klass == "barrier" and not any(j in block_loads for j in body[p + 1: last + 1]):
             # A barrier the compiler hoisted among the FMAs (for the next iteration's LDS writes)
             # may move after them: FMAs touch no memory, and no load of the block follows it.
@@ -444,7 +460,30 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     fb = FmaBlock(loop, name, block, body, fmas, load_list, phases, first, last, moved, dropped, value_regs,
                   sorted(acc_set), whole_loop)
     fb.kept_waits = set(kept_waits)
+    fb.priorities = priorities
+    fb.clauses = clauses
     return fb
+
+
+def clause_length(ins) -> int | None:
+    """How many instructions ``s_clause N`` groups (N + 1), None when not readable."""
+    ops = ins.stmts[0].operands
+    if ins.opcode != CLAUSE or len(ops) != 1 or ops[0].kind != "int":
+        return None
+    return int(ops[0].value) + 1
+
+
+def _clauses(instrs, body: list[int], block_loads: set[int]) -> dict[int, list[int]]:
+    """The body's ``s_clause`` whose clause is made of the block's loads only -> those loads."""
+    out: dict[int, list[int]] = {}
+    for pos, i in enumerate(body):
+        n = clause_length(instrs[i])
+        if n is None:
+            continue
+        covered = body[pos + 1: pos + 1 + n]
+        if len(covered) == n and all(j in block_loads for j in covered):
+            out[i] = covered
+    return out
 
 
 def _split(program, at: int, pairs) -> tuple[list, list]:

@@ -7,35 +7,98 @@ import sys
 from .. import __version__
 
 _STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;36m"}
-_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_BOLD, _DIM, _BLUE, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[1;34m", "\x1b[0m"
+WIDTH = 100  # text is wrapped here when not on a terminal
+SITES_SHOWN = 4  # sites of an aggregated finding printed under it (JSON lists all)
+TAB = 4
 
 
-def render_text(diagnostics, sources: dict, color: bool) -> str:
-    out: list[str] = []
-    for d in diagnostics:
-        sev = f"{_STYLE[d.severity]}{d.code}{_RESET}" if color else d.code
-        loc = f"{_BOLD}{d.path}:{d.line}:{d.column}:{_RESET}" if color else f"{d.path}:{d.line}:{d.column}:"
-        out.append(f"{loc} {sev} {d.message}")
-        if d.fix:
-            out.append(f"  {_DIM if color else ''}fix: {d.fix}{_RESET if color else ''}")
-        src = sources.get(d.path)
-        if src is not None and 1 <= d.line <= len(src.lines):
-            raw = src.lines[d.line - 1].text
-            # the caret goes under the character the column names, tabs shown as one blank
-            text = raw.replace("\t", " ")
-            width = max(1, (d.end_column - d.column) if d.end_line == d.line else 1)
-            caret = " " * (d.column - 1) + "^" + "~" * min(width - 1, max(0, len(text) - d.column))
-            out.append(f"  {text.rstrip()}")
-            out.append(f"  {_STYLE[d.severity] if color else ''}{caret}{_RESET if color else ''}")
+class _Paint:
+    def __init__(self, color: bool):
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{style}{text}{_RESET}" if self.color and text else text
+
+
+def render_text(diagnostics, sources: dict, color: bool, width: int = WIDTH) -> str:
+    """Each finding: ``path:line:col: CODE severity: message`` (wrapped at ``width``), the source line
+    under a line-number gutter with the offending operand underlined, then its notes, up to
+    :data:`SITES_SHOWN` of its sites and its fix."""
+    paint = _Paint(color)
+    blocks = [_render_one(d, sources.get(d.path), paint, width) for d in diagnostics]
+    return "\n\n".join(blocks)
+
+
+def _render_one(d, src, paint: _Paint, width: int) -> str:
+    import textwrap
+
+    loc = f"{d.path}:{d.line}:{d.column}:"
+    head = f"{paint(_BOLD, loc)} {paint(_STYLE[d.severity], d.code + ' ' + d.severity + ':')} "
+    plain = len(loc) + len(d.code) + len(d.severity) + 4
+    first, *rest = textwrap.wrap(d.message, max(40, width - plain), break_on_hyphens=False) or [""]
+    out = [head + first]
+    out += ["    " + ln for ln in textwrap.wrap(" ".join(rest), width - 4, break_on_hyphens=False)] if rest else []
+    gutter = len(str(d.line)) + 1
+    bar = paint(_BLUE, " " * gutter + " |")
+    if src is not None and 1 <= d.line <= len(src.lines):
+        raw = src.lines[d.line - 1].text.rstrip()
+        shown = raw.expandtabs(TAB)
+        start = len(raw[:max(0, d.column - 1)].expandtabs(TAB))
+        stop = len(raw[:max(0, d.end_column - 1)].expandtabs(TAB)) if d.end_line == d.line else len(shown)
+        marks = "^" * max(1, min(stop, len(shown)) - start)
+        out += [bar, paint(_BLUE, f"{d.line:>{gutter}} |") + " " + shown,
+                bar + " " + " " * start + paint(_STYLE[d.severity], marks)]
+    notes = list(d.notes)
+    for site in d.sites[:SITES_SHOWN]:
+        notes.append(f"line {site.line}: {site.message}")
+    if len(d.sites) > SITES_SHOWN:
+        notes.append(f"... and {len(d.sites) - SITES_SHOWN} more sites (--format json lists every one)")
+    if d.fix:
+        notes.append(f"fix: isalint fix {d.fix}")
+    pad = " " * gutter + " = "
+    for note in notes:
+        lines = textwrap.wrap(note, max(40, width - len(pad)), break_on_hyphens=False) or [""]
+        out.append(paint(_BLUE, pad) + lines[0])
+        out += [" " * len(pad) + ln for ln in lines[1:]]
     return "\n".join(out)
 
 
-def summary_line(diagnostics, files: int) -> str:
+def _plural(n: int, word: str) -> str:
+    if word == "info":
+        return f"{n} info"
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(diagnostics, files: int, skipped: int = 0, failed: int = 0) -> str:
+    """``3 files checked: 7 findings (0 errors, 3 warnings, 4 info)``, with the files skipped (not
+    AMDGPU assembly) and those that could not be read."""
     counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
+    text = f"{_plural(files, 'file')} checked"
+    if skipped:
+        text += f", {skipped} skipped (not AMDGPU assembly)"
+    if failed:
+        text += f", {failed} could not be read"
     if not diagnostics:
-        return f"{files} file(s) checked: no findings"
-    return (f"{files} file(s) checked: {len(diagnostics)} finding(s) "
-            f"({counts['error']} error, {counts['warning']} warning, {counts['info']} info)")
+        return text + ": no findings"
+    return (f"{text}: {_plural(len(diagnostics), 'finding')} ({_plural(counts['error'], 'error')}, "
+            f"{_plural(counts['warning'], 'warning')}, {counts['info']} info)")
+
+
+def render_statistics(diagnostics, rules: dict) -> str:
+    """One row per code, most frequent first: findings, the sites they cover, code, name."""
+    by_code: dict[str, list] = {}
+    for d in diagnostics:
+        by_code.setdefault(d.code, []).append(d)
+    rows = sorted(by_code.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines = []
+    for code, ds in rows:
+        sites = sum(max(1, len(d.sites)) for d in ds)
+        worst = min((d.severity for d in ds), key=("error", "warning", "info").index)
+        name = getattr(rules.get(code), "NAME", "")
+        lines.append(f"{len(ds):>5}  {f'({sites} sites)' if sites != len(ds) else '':<12} {code:<11} "
+                     f"{worst:<8} {name}")
+    return "\n".join(lines)
 
 
 def render_json(diagnostics) -> str:
@@ -76,8 +139,20 @@ def render_sarif(diagnostics, rule_modules) -> str:
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
+        if d.sites:
+            result["relatedLocations"] = [{"id": n, "message": {"text": site.message}, "physicalLocation": {
+                "artifactLocation": {"uri": d.path},
+                "region": {"startLine": site.line, "startColumn": site.column, "endColumn": site.end_column},
+            }} for n, site in enumerate(d.sites)]
+        properties = {}
         if d.fix:
-            result["properties"] = {"fix": d.fix}
+            properties["fix"] = d.fix
+        if d.notes:
+            properties["notes"] = list(d.notes)
+        if d.cost:
+            properties["cost"] = dict(d.cost)
+        if properties:
+            result["properties"] = properties
         results.append(result)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -93,3 +168,31 @@ def render_sarif(diagnostics, rule_modules) -> str:
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def use_color(explicit: bool | None, stream=None) -> bool:
+    """Whether to colour: ``--color``/``--no-color`` when given, else ``NO_COLOR`` (any value: no),
+    ``FORCE_COLOR`` (any value: yes), else whether ``stream`` (stdout) is a terminal."""
+    import os
+
+    if explicit is not None:
+        return explicit
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = stream or sys.stdout
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def text_width(stream=None) -> int:
+    """The terminal's width when ``stream`` is one (at least 60), else :data:`WIDTH`."""
+    import os
+
+    stream = stream or sys.stdout
+    if hasattr(stream, "isatty") and stream.isatty():
+        try:
+            return max(60, min(200, os.get_terminal_size(stream.fileno()).columns))
+        except (OSError, ValueError):
+            pass
+    return WIDTH

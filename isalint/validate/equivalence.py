@@ -91,23 +91,26 @@ def run_kernel(kernel: Kernel, launch: Launch, seed: int, latency):
 
 
 def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(64, 4096),
-                  kernel_name: str | None = None, shapes=None, check=None, times=None) -> Outcome:
+                  kernel_name: str | None = None, shapes=None, check=None, times=None, stage=None) -> Outcome:
     """Run both programs with ``make_launch(kernel) -> Launch`` and compare every buffer bit for bit.
 
-    ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM).
+    ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM);
+    ``stage(text)`` is told what is being done (a progress display).
     """
     return validate_pairs(orig_prog, cand_prog, [make_launch], seed=seed, latency=latency,
-                          kernel_name=kernel_name, shapes=shapes, checks=[check], times=times)[0]
+                          kernel_name=kernel_name, shapes=shapes, checks=[check], times=times, stage=stage)[0]
 
 
 def validate_pairs(orig_prog, cand_prog, make_launches, *, seed: int = 0, latency=(64, 4096),
-                   kernel_name: str | None = None, shapes=None, checks=None, times=None) -> list[Outcome]:
+                   kernel_name: str | None = None, shapes=None, checks=None, times=None,
+                   stage=None) -> list[Outcome]:
     """:func:`validate_pair` for several launches (``checks[k]`` goes with ``make_launches[k]``): each
     program runs them all at once (:meth:`Kernel.run_many`), and when a run fails the launches are run
     one by one so that the failure is the first launch's that fails, as if they had never run together.
     One Outcome per launch, up to the first that is not EQUAL."""
     times = times if times is not None else {}
     checks = checks or [None] * len(make_launches)
+    stage = stage or (lambda text: None)
     try:
         ko = Kernel(orig_prog, kernel_name)
         kc = Kernel(cand_prog, kernel_name)
@@ -117,10 +120,12 @@ def validate_pairs(orig_prog, cand_prog, make_launches, *, seed: int = 0, latenc
         return [Outcome(ERROR, str(exc), times=times)]
     if len(los) == 1:
         try:
+            stage(f"emulating the original ({_workgroups(los[0])})")
             ros = [ko.run(los[0], seed=seed, latency=latency)]
         except EmulationError as exc:
             return [Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)]
         try:
+            stage(f"emulating the candidate ({_workgroups(lcs[0])})")
             rcs = [kc.run(lcs[0], seed=seed, latency=latency)]
         except Unimplemented as exc:
             return [Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)]
@@ -128,18 +133,22 @@ def validate_pairs(orig_prog, cand_prog, make_launches, *, seed: int = 0, latenc
             return [Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)]
     else:
         try:
+            stage(f"emulating the original ({len(los)} launches of {_workgroups(los[0])})")
             ros = ko.run_many(los, seed=seed, latency=latency)
+            stage(f"emulating the candidate ({len(lcs)} launches of {_workgroups(lcs[0])})")
             rcs = kc.run_many(lcs, seed=seed, latency=latency)
         except EmulationError:
             out = []
             for make, check in zip(make_launches, checks):
                 out.append(validate_pair(orig_prog, cand_prog, make, seed=seed, latency=latency,
-                                         kernel_name=kernel_name, shapes=shapes, check=check, times=times))
+                                         kernel_name=kernel_name, shapes=shapes, check=check, times=times,
+                                         stage=stage))
                 if out[-1].status != EQUAL:
                     break
             return out
     out = []
     for ro, rc, check in zip(ros, rcs, checks):
+        stage("comparing the buffers")
         out.append(_compare(ro, rc, shapes, check, times))
         if out[-1].status != EQUAL:
             break
@@ -173,11 +182,17 @@ def _compare(ro, rc, shapes, check, times) -> Outcome:
     return Outcome(status, msg, lines[1:] + extra + notes, times)
 
 
+def _workgroups(launch) -> str:
+    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    return f"{n} workgroup{'s' if n != 1 else ''} of {launch.block[0] * launch.block[1] * launch.block[2]} threads"
+
+
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
-                  overrides: dict | None = None, inputs: tuple | None = None):
+                  overrides: dict | None = None, inputs: tuple | None = None, required=None):
     """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
-    the A, B, C matrices to use instead of seeded random ones."""
-    geo = gemm_mod.geometry(path, n, grid, block)
+    the A, B, C matrices to use instead of seeded random ones; ``required``: the kernel's
+    ``.reqd_workgroup_size``."""
+    geo = gemm_mod.geometry(path, n, grid, block, required)
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
     if inputs is not None:
         prob = replace(prob, a=inputs[0], b=inputs[1], c=inputs[2])
@@ -200,15 +215,19 @@ def gemm_check(prob):
     return check
 
 
-def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256) -> str | None:
+def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256, grid=None,
+                  block=None, stage=None) -> str | None:
     """None when the candidate is proven to compute what the original computes, else why not.
 
     Both texts must assemble with a gfx11 toolchain; a kernel with the GEMM ABI is then emulated
-    at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit.
+    at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit, launched
+    with ``grid``/``block`` (default: see :func:`isalint.validate.gemm.geometry`).
     """
     from ..parse.source import InputError
     from .toolchain import ToolchainError, ToolchainNotFound, find_toolchain
 
+    stage = stage or (lambda text: None)
+    stage("assembling the original and the rewritten kernel")
     try:
         tc = find_toolchain(need_linker=False)
     except ToolchainNotFound as exc:
@@ -228,17 +247,22 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
     if not orig.kernels or not gemm_mod.has_gemm_abi(orig.kernels[0]):
         return "the kernel does not have the GEMM ABI (a, b, c, N, alpha, beta), so it cannot be emulated " \
                "automatically; use 'isalint validate' with --grid/--block/--arg"
-    makers, checks, cases = [], [], ((1.0, 0.0), (1.5, -0.75))
+    makers, checks, geos, cases = [], [], [], ((1.0, 0.0), (1.5, -0.75))
     for alpha, beta in cases:
         try:
-            make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1)
+            make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1, grid=grid, block=block,
+                                            required=gemm_mod.required_block(orig))
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
         makers.append(make)
         checks.append(gemm_check(prob))
+        geos.append(geo)
+    cases_text = " and ".join(f"alpha={a:g}, beta={b:g}" for a, b in cases)
     outs = validate_pairs(orig, cand, makers, seed=1, checks=checks,
-                          shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n), "c": (gemm_n, gemm_n)})
-    for out, (alpha, beta) in zip(outs, cases):
+                          shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n), "c": (gemm_n, gemm_n)},
+                          stage=lambda text: stage(f"GEMM N={gemm_n}, {cases_text}: {text}"))
+    for out, (alpha, beta), geo in zip(outs, cases, geos):
         if out.status != EQUAL:
-            return f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta})"
+            return (f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta}; grid {'x'.join(map(str, geo.grid))}, "
+                    f"block {'x'.join(map(str, geo.block))}: {geo.source})")
     return None

@@ -1,9 +1,9 @@
-"""The GEMM ABI of the worklog's kernels: ``kernel(float *a, float *b, float *c, int N, float alpha,
+"""The GEMM ABI of the fixture and study kernels: ``kernel(float *a, float *b, float *c, int N, float alpha,
 float beta)`` computing ``C = alpha*A*B + beta*C`` on row-major N x N fp32 matrices.
 
 Launch geometry comes from (in this order) explicit ``grid``/``block``, the ``kernels.json`` that
-sits beside fixture kernels, or the kernel5 convention: 128 threads per workgroup on a grid of
-(N/128, N/128).
+sits beside fixture kernels, the kernel's ``.reqd_workgroup_size`` (the block), or the convention of a
+GEMM with 128 x 128 tiles: 128 threads per workgroup on a grid of (N/128, N/128).
 """
 from __future__ import annotations
 
@@ -61,8 +61,19 @@ def fixture_entry(path: str | Path) -> dict | None:
     return (data.get("kernels") or {}).get(p.name)
 
 
-def geometry(path: str | Path, n: int, grid=None, block=None) -> Geometry:
-    """Launch geometry for size ``n``; raises :class:`GemmError` when ``n`` does not fit."""
+def required_block(program, kernel_name: str | None = None) -> tuple[int, int, int] | None:
+    """The kernel's ``.reqd_workgroup_size`` from its metadata (the first kernel by default)."""
+    kernels = [k for k in program.kernels if kernel_name is None or k.name == kernel_name]
+    meta = (kernels[0].metadata or {}) if kernels else {}
+    dims = meta.get(".reqd_workgroup_size")
+    if isinstance(dims, list) and len(dims) == 3 and all(isinstance(d, int) and d >= 1 for d in dims):
+        return dims[0], dims[1], dims[2]
+    return None
+
+
+def geometry(path: str | Path, n: int, grid=None, block=None, required=None) -> Geometry:
+    """Launch geometry for size ``n``; raises :class:`GemmError` when ``n`` does not fit.
+    ``required``: the kernel's ``.reqd_workgroup_size`` (see :func:`required_block`)."""
     if n < 1:
         raise GemmError(f"--gemm {n}: N must be positive")
     entry = fixture_entry(path)
@@ -76,17 +87,24 @@ def geometry(path: str | Path, n: int, grid=None, block=None) -> Geometry:
         gx, gy = (_eval_dim(e, n) for e in str(entry["grid"]).split(","))
         b = tuple(int(x) for x in entry["block"])
         return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", entry.get("abi", "gemm"))
-    if block is None:
+    sources = []
+    if block is not None:
+        sources.append("block from --block")
+    elif required is not None:
+        block = tuple(required)
+        sources.append("block from .reqd_workgroup_size")
+    else:
         block = (128, 1, 1)
+        sources.append("128 threads by default")
     if grid is None:
         if n % 128:
-            raise GemmError(f"--gemm {n}: the kernel5 launch (grid N/128 x N/128, 128 threads) needs N a multiple "
-                            "of 128; give --grid/--block for other launches")
+            raise GemmError(f"--gemm {n}: the default grid (N/128 x N/128, one workgroup per 128 x 128 tile of C) "
+                            "needs N a multiple of 128; give --grid for other launches")
         grid = (n // 128, n // 128, 1)
-        src = "kernel5 convention (grid N/128 x N/128, 128 threads)"
+        sources.append("grid N/128 x N/128 (128 x 128 tiles)")
     else:
-        src = "--grid/--block"
-    return Geometry(tuple(grid), tuple(block), src, abi)
+        sources.append("grid from --grid")
+    return Geometry(tuple(grid), tuple(block), ", ".join(sources), abi)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from .region import Region
 from .schedule import Layout, Schedule, dual_regs, pair_of_load
 
 TRAMPOLINE_STEM = ".Lisalint_dfmac"  # labels of the blocks that hold an edge's moves
+MAX_CLAUSE = 64  # instructions one s_clause can group (its 6-bit count + 1)
 
 
 def fmac_line(indent: str, x: tuple[int, int, int], y: tuple[int, int, int]) -> str:
@@ -62,6 +63,7 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             raise FixRefused(f"{program.path}:{instrs[i].lineno}: '{instrs[i].text()}' between the loads and "
                              "the FMAs")
     new_body: list[tuple[str, int | None]] = []  # (text, original instr index or None)
+    skip: set[int] = set()  # block loads already written under their s_clause
     phase_of = {ld.index: phase_of_load(fb, ld.order) for ld in fb.loads}
 
     def sub_loads(ld) -> list[tuple[str, None]]:
@@ -78,7 +80,29 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
     for j in span:
         if j in load_by_index:
             span_loads.setdefault(phase_of[j], []).append(load_by_index[j])
+    in_clause = {j for covered in fb.clauses.values() for j in covered}
+
+    def load_group(loads) -> list[tuple[str, None]]:
+        """The split loads, under one s_clause when a clause held any of them (and it still fits)."""
+        lines = [line for ld in loads for line in sub_loads(ld)]
+        if any(ld.index in in_clause for ld in loads) and 2 <= len(lines) <= MAX_CLAUSE:
+            lines.insert(0, (f"{indent_of(instrs[loads[0].index].line)}s_clause {hex(len(lines) - 1)}", None))
+        return lines
+
+    def priority(i) -> list[tuple[str, int]]:
+        return [(instrs[i].line.text, i)]
+
     for pos, i in enumerate(body):
+        if i in fb.clauses and not fb.first <= pos <= fb.last:
+            covered = [load_by_index[j] for j in fb.clauses[i]]
+            if any(body.index(j) > fb.first for j in fb.clauses[i]):
+                continue  # its loads sit among the FMAs: re-clausing them is the span's business
+            group = load_group(covered)
+            new_body.extend(group)
+            skip.update(fb.clauses[i])
+            continue
+        if i in skip:
+            continue
         if first_load < pos < fb.first and instrs[i].klass == "waitcnt":
             rest = strip_counter(instrs[i], "lgkmcnt")
             if rest:
@@ -90,15 +114,22 @@ def rewrite(analysis, fb: FmaBlock, region: Region, layout: Layout, sched: Sched
             # Products in order; the loads of product k + sets go right after product k, into the
             # register set product k has finished reading.
             for k in range(layout.sets):
-                for ld in span_loads.get(k, []):
-                    new_body.extend(sub_loads(ld))
+                new_body.extend(load_group(span_loads.get(k, [])))
+            # s_setprio among the FMAs: the searched order leaves none of them beside the FMAs it
+            # stood by, so the whole FMA sequence runs at the first one's priority and the block
+            # ends at the last one's (what follows the block sees the priority it saw before)
+            if fb.priorities:
+                new_body.extend(priority(fb.priorities[0]))
             for k in range(len(fb.phases)):
                 for x, y in dual_regs(sched.duals, layout, k):
                     new_body.append((fmac_line(indent, x, y), None))
-                for ld in span_loads.get(k + layout.sets, []):
-                    new_body.extend(sub_loads(ld))
+                new_body.extend(load_group(span_loads.get(k + layout.sets, [])))
+            if len(fb.priorities) > 1:
+                new_body.extend(priority(fb.priorities[-1]))
             for j in span:
                 if j in fma_set or j in load_by_index or (j in fb.dropped and instrs[j].klass != "waitcnt"):
+                    continue
+                if j in fb.priorities or j in fb.clauses:
                     continue
                 if instrs[j].klass == "waitcnt" and j not in fb.kept_waits:
                     rest = strip_counter(instrs[j], "lgkmcnt")

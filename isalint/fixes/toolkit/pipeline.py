@@ -55,12 +55,14 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     return out
 
 
-def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False) -> str | None:
+def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
+             grid=None, block=None, stage=None) -> str | None:
     """None when the candidate is proven equal to the original, else the reason it is not.
 
     A rewrite that only changes metadata must leave the machine code byte-identical: both files are
     assembled and their ``.text`` sections compared. Other rewrites are run against the original in
-    the emulator.
+    the emulator, launched with ``grid``/``block`` (default: the kernel's ``.reqd_workgroup_size``,
+    else 128 threads on N/128 x N/128 workgroups).
     """
     if code_unchanged:
         return _same_code(path, original, candidate)
@@ -68,7 +70,8 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
         from ...validate import equivalence
     except ImportError:
         return "the validator is not available in this installation"
-    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n)
+    return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n, grid=grid, block=block,
+                                     stage=stage)
 
 
 def _same_code(path: str, original: str, candidate: str) -> str | None:
