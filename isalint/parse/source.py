@@ -57,21 +57,9 @@ class SourceFile(Record):
 
 def read_file(path: str, max_bytes: int = 64 * 1024 * 1024) -> SourceFile:
     """Read and parse ``path``; raise InputError for what is not assembly text."""
-    try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise InputError(path, 1, f"file is {size} bytes, more than the {max_bytes}-byte limit")
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except IsADirectoryError:
-        raise InputError(path, 1, "is a directory") from None
-    except FileNotFoundError:
-        raise InputError(path, 1, "no such file") from None
-    except PermissionError:
-        raise InputError(path, 1, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    return parse_bytes(data, path)
+    from ..reading import read_bytes
+
+    return parse_bytes(read_bytes(path, max_bytes), path)
 
 
 def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
