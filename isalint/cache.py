@@ -50,8 +50,8 @@ def fingerprint() -> str:
     if rules and not rules.startswith(here + os.sep):
         roots.append(rules)
     for root in roots:
-        for path, size, mtime in sorted(_sources(root)):
-            h.update(f"{os.path.relpath(path, root)} {size} {mtime}\n".encode())
+        start = len(root) + 1
+        h.update("".join(sorted(f"{path[start:]} {size} {mtime}\n" for path, size, mtime in _sources(root))).encode())
     _FINGERPRINT.append(h.hexdigest())
     return _FINGERPRINT[0]
 

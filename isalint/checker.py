@@ -1,13 +1,12 @@
 """Running rules over files: selection, configuration, suppressions, severity overrides."""
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from .diagnostics import Diagnostic
 from .records import Record
 
-_SUPPRESS = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)")
+# re and fnmatch are imported where they are used: a check answered from the result cache needs neither
+_SUPPRESS_PATTERN = r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)"
 ASM_SUFFIXES = (".s", ".asm")
 SEVERITIES = ("error", "warning", "info")
 
@@ -42,6 +41,8 @@ class Config(Record):
         base = os.path.dirname(os.path.abspath(self.origin)) if self.origin else os.getcwd()
         rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
         name = os.path.basename(path)
+        import fnmatch
+
         out: list[str] = []
         for glob, codes in self.per_file_ignores.items():
             if fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(name, glob):
@@ -202,11 +203,14 @@ class Suppressions:
     ``disable-file=CODE`` comments; codes, ALL or rule names. Each records whether it silenced a finding."""
 
     def __init__(self, source, available: list[str]):
+        import re
+
+        suppress = re.compile(_SUPPRESS_PATTERN)
         self.directives: list[Directive] = []
         for line in source.lines:
             if not line.comment or "isalint" not in line.comment:
                 continue
-            for m in _SUPPRESS.finditer(line.comment):
+            for m in suppress.finditer(line.comment):
                 offset = (line.comment_col or 1) + m.start(2)
                 pos = 0
                 for raw in m.group(2).split(","):

@@ -7,7 +7,6 @@ fix safety, ISA-guide reference) and ``check(analysis)`` yielding Diagnostics.
 """
 from __future__ import annotations
 
-import importlib
 import os
 
 # code -> module name; listed here so `isalint rules` and `--select` need not import every rule.
@@ -47,6 +46,8 @@ def available() -> list[str]:
 
 
 def load(code: str):
+    import importlib
+
     return importlib.import_module(f"{__name__}.{REGISTRY[code.upper()]}")
 
 

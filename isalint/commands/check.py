@@ -161,12 +161,22 @@ def _run(opts: Options, keep: list | None = None) -> int:
     cache = None if opts.no_cache else _cache()
     outcomes: list = [None] * len(files)
     jobs: list = []  # (file number, job) of the files the cache does not know
+    configs: dict[str, object] = {}  # directory -> its configuration
+    selections: dict[int, list[str]] = {}  # id(configuration) -> rules, when they do not depend on the path
     for n, path in enumerate(files):
         name = (opts.stdin_filename or "<stdin>") if path == "-" else path
-        config = fixed_config or find_config(name if path == "-" else path)
+        config = fixed_config
+        if config is None:
+            where = name if path == "-" else path
+            folder = os.path.dirname(where) or "."
+            config = configs.get(folder) or configs.setdefault(folder, find_config(where))
         if opts.verbose and config.origin:
             _echo(f"isalint: {name}: configuration from {config.origin}", err=True)
-        codes = _codes_for(available, cli, config, name, selected_codes)
+        codes = selections.get(id(config))
+        if codes is None:
+            codes = _codes_for(available, cli, config, name, selected_codes)
+            if not config.per_file_ignores:
+                selections[id(config)] = codes
         data = _read(path, name)
         if isinstance(data, tuple):  # could not be read
             outcomes[n] = data

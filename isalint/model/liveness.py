@@ -159,14 +159,17 @@ def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     if instr.opcode in _CALLS:
         use |= all_mask
     defs = mask(instr.defs)
+    if not defs:
+        return use, 0, 0
     partial = 0
-    for stmt, info, slots in zip(instr.stmts, instr.infos, instr.slots):
+    for info, slots in zip(instr.infos, instr.slots):
         if info is None:
             continue
         d16 = "_d16" in info.mnemonic
         narrow = _narrow(info)
         for slot in slots:
-            if slot.role in ("def", "defuse") and (d16 or slot.operand.half or slot.name in narrow):
+            if slot.role != "use" and slot.role in ("def", "defuse") and (
+                    d16 or slot.operand.half or slot.name in narrow):
                 partial |= mask(slot.regs)
     return use, defs & ~partial, defs
 
