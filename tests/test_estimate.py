@@ -114,7 +114,7 @@ def test_a_bank_stall_costs_its_exposed_share_of_a_valu_cycle():
     clean = run(kernel(_vopd_block(False), trips), waves=8)
     stalled = run(kernel(_vopd_block(True), trips), waves=8)
     ratio = stalled.cycles / clean.cycles
-    vopd, overhead = 64, 3
+    vopd, overhead = 64, 3 + T.branch_simd_cycles  # the 512-byte loop's branch leaves the prefetched code
     expected = (vopd * (1 + T.bank_stall_exposure) + overhead) / (vopd + overhead)
     assert abs(ratio - expected) < 0.03
     assert stalled.causes["bank_stall"] == pytest.approx(8 * trips * vopd * T.bank_stall_exposure, rel=0.01)
@@ -142,6 +142,56 @@ def test_lds_bandwidth_is_shared():
     per = r.cycles / trips
     assert passes * T.simds_per_cu <= per <= 1.1 * passes * T.simds_per_cu
     assert r.causes["lds_wait"] / r.cycles > 0.8
+
+
+def independent(n: int, first: int = 10) -> str:
+    """n VALU instructions that read nothing the others write (4 bytes each)."""
+    return "\n".join(f"\tv_add_nc_u32_e32 v{first + i}, v1, v2" for i in range(n))
+
+
+def _stream(text: str):
+    program = program_of(text)
+    k = program.kernels[0]
+    cfg = program.cfg()
+    tr = trace(program, k, cfg, Launch((1, 1, 1), (32, 1, 1), {}))
+    return build_stream(tr.blocks, cfg, CostModel(program, k, T))
+
+
+def test_a_loop_that_outgrows_the_prefetched_lines_pays_the_fetch_of_its_header():
+    # a wave keeps 4 lines of 64 bytes (one behind its PC): a 48-byte loop stays buffered, a 400-byte one does not
+    trips = 200
+    small, big = independent(9), independent(97)
+    short, long = _stream(kernel(small, trips)), _stream(kernel(big, trips))
+    assert any(short.taken) and not any(short.refetch)
+    assert any(long.taken) and long.refetch == long.taken  # every jump back
+    for body, n, fetch in ((small, 9, 0), (big, 97, T.branch_taken_cycles)):
+        per = run(kernel(body, trips), waves=1).cycles / trips
+        # the loop's s_add, s_cmp and s_cbranch wait for each other's SCC and counter
+        assert n + 3 + fetch <= per <= n + 3 + fetch + 2 * T.salu_latency, (n, per)
+
+
+def test_the_fetch_after_a_branch_also_costs_the_whole_simd():
+    trips, n = 200, 97  # 8 waves keep the VALU busy through one wave's 32-cycle fetch ...
+    free = run(kernel(independent(n), trips), waves=8, timing=T.with_(branch_simd_cycles=0)).cycles
+    held = run(kernel(independent(n), trips), waves=8).cycles
+    assert free / trips == pytest.approx(8 * (n + 3), rel=0.02)
+    # ... but not through the SIMD's own loss at every wave's jump back
+    assert (held - free) / trips == pytest.approx(8 * T.branch_simd_cycles, rel=0.15)
+
+
+def test_the_documented_issue_rule_issues_one_instruction_per_category_per_cycle():
+    trips, n = 100, 40
+    lds = "\n".join(f"\tds_load_b32 v{100 + i}, v1 offset:{4 * i}" for i in range(6)) + "\n\ts_waitcnt lgkmcnt(0)"
+    body = independent(n) + "\n" + lds
+    one = run(kernel(body, trips), waves=8).cycles / trips
+    five = run(kernel(body, trips), waves=8, timing=T.with_(issue_per_cycle=5)).cycles / trips
+    assert one >= 8 * (n + 6 + 3)  # every instruction takes the SIMD's single issue slot
+    # the loads and the loop's SALU and branch issue beside other waves' VALU work
+    assert five <= 8 * (n + T.branch_simd_cycles + 1)
+    # SALU and scalar memory are one category: they never issue in the same cycle
+    scalar = "\n".join(f"\ts_add_u32 s{20 + i}, s1, s2\n\ts_load_b32 s{40 + i}, s[0:1], 0x0" for i in range(10))
+    r = run(kernel(scalar, trips), waves=8, timing=T.with_(issue_per_cycle=5))
+    assert r.cycles / trips >= 8 * (20 + 2)
 
 
 def test_shortened_loops_give_the_full_loop_time():

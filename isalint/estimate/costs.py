@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..hw.encoding import inline_integer, instruction_bytes
 from ..hw.lds_banks import bank_conflicts, lanes_per_pass
 from ..hw.timing import Timing
 from ..hw.vgpr_banks import ops_from_instrs, simulate
@@ -61,6 +62,12 @@ def _vmem_bytes(mnemonic: str) -> int:
     return 4
 
 
+def _bytes(ins) -> int:
+    info = ins.infos[0] if ins.infos else None
+    literal = any(op.kind == "int" and not inline_integer(int(op.value)) for st in ins.stmts for op in st.operands)
+    return instruction_bytes(info.encoding if info is not None else "VOP3", literal)
+
+
 def _fmas(ins) -> int:
     n = 0
     for s in ins.stmts:
@@ -80,7 +87,46 @@ class CostModel:
         self._stalls: list[int] | None = None
         self._lanes: LaneEvaluator | None = None
         self._costs: dict[int, Cost] = {}
+        self._offsets: dict[int, int] | None = None
         self.lds_notes: list[str] = []
+
+    def code_offset(self, index: int) -> int:
+        """Byte offset of instruction ``index`` from the kernel's entry: the RDNA3 encodings'
+        sizes (:mod:`isalint.hw.encoding`) and the padding of ``.p2align`` directives between them."""
+        if self._offsets is None:
+            instrs = self.program.instrs
+            first = self.kernel.first
+            last = getattr(self.kernel, "last", len(instrs))
+            align_at: dict[int, int] = {}  # line number of an instruction -> alignment before it
+            pending = 0
+            for line in self.program.source.lines:
+                if line.kind == "directive" and line.directive == ".p2align":
+                    head = line.args.split(",")[0].strip()
+                    if head.isdigit():
+                        pending = max(pending, 1 << int(head))
+                elif line.kind == "instruction":
+                    if pending:
+                        align_at[line.number] = pending
+                    pending = 0
+            self._offsets, at = {}, 0
+            for i in range(first, last):
+                align = align_at.get(instrs[i].lineno)
+                if align and i != first:
+                    at = -(-at // align) * align
+                self._offsets[i] = at
+                at += _bytes(instrs[i])
+        return self._offsets.get(index, 0)
+
+    def refetches(self, branch: int, target: int) -> bool:
+        """Whether a taken branch at ``branch`` to ``target`` leaves the wave's prefetched code.
+
+        A wave keeps four 64-byte lines of code: the one of its PC, one behind and two ahead
+        (``timing.icache_line_bytes``, ``prefetch_lines_behind``/``_ahead``); a target outside them is
+        fetched again."""
+        t = self.t
+        here = self.code_offset(branch) // t.icache_line_bytes
+        there = self.code_offset(target) // t.icache_line_bytes
+        return not (here - t.prefetch_lines_behind <= there <= here + t.prefetch_lines_ahead)
 
     def stalls(self) -> list[int]:
         if self._stalls is None:

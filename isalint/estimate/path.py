@@ -34,6 +34,7 @@ class Stream:
     taken: list[bool]  # code[i] is a branch that jumps
     runs: list[Run]
     executed: int  # instructions of the full path (hints included)
+    refetch: list[bool] = field(default_factory=list)  # code[i] jumps out of the wave's prefetched code
 
 
 def _iterations(seq: list[int], start: int, loop) -> tuple[list[tuple[int, ...]], int]:
@@ -129,6 +130,7 @@ def build_stream(trace_blocks: list[int], cfg, costs: CostModel) -> Stream:
     # expand blocks into instructions
     instrs = costs.program.instrs
     taken: list[bool] = []
+    refetch: list[bool] = []
     mark_at = {}
     for pos, run in marks:
         mark_at.setdefault(pos, []).append(run)
@@ -142,7 +144,10 @@ def build_stream(trace_blocks: list[int], cfg, costs: CostModel) -> Stream:
                 continue
             code.append(i)
             taken.append(False)
+            refetch.append(False)
         if blk.last > blk.first and instrs[blk.last - 1].klass == "branch" and code and code[-1] == blk.last - 1:
             taken[-1] = nxt is not None and nxt != b + 1 or instrs[blk.last - 1].opcode == "s_branch"
+            if taken[-1] and nxt is not None:
+                refetch[-1] = costs.refetches(blk.last - 1, blocks[nxt].first)
     executed = count_instr_list(items)
-    return Stream(code, taken, runs, executed)
+    return Stream(code, taken, runs, executed, refetch)

@@ -2,17 +2,23 @@
 
 What is modelled (parameters in :mod:`isalint.hw.timing`):
 
-* **Issue.** Each cycle the SIMD issues at most one instruction per unit (VALU, SALU, scalar
-  memory, LDS, vector memory, branch, other) and at most one per wave, choosing among the ready
-  waves in round-robin order (the scan starts after the wave that last issued to the VALU). A wave
-  runs its instructions in order.
+* **Issue.** A wave issues at most one instruction per cycle, in order. Across the waves of the
+  SIMD, ``issue_per_cycle`` decides how many issue together: with 1 (the default) the SIMD issues
+  one instruction per cycle, whatever its unit; with more, the rule AMD documents for its
+  scheduler applies - at most one instruction per category per cycle, each from a different wave,
+  the categories being VALU (a VOPD pair is one VALU instruction), SALU and scalar memory (one
+  category: SMEM does not issue separately from the SALU), LDS, vector memory, branch, and
+  messages/other. ``s_waitcnt``, ``s_nop``, ``s_barrier`` and the hints are internal: they take no
+  category. Ready waves are chosen in round-robin order (the scan starts after the wave that last
+  issued to the VALU). Why the default is 1: see ``issue_per_cycle`` in :mod:`isalint.hw.timing`.
 * **VALU.** One instruction per cycle; a VOPD pair is one instruction. A VGPR-bank stall
   (:mod:`isalint.hw.vgpr_banks`) keeps the VALU busy ``bank_stall_exposure`` of its cycles; quarter-rate
   ops keep it busy 4 cycles. A result can be read ``valu_latency`` cycles after issue (6 for 64-bit
   results, 8 for quarter-rate ops, 10 for transcendental ones): a dependent instruction waits, and
   the SIMD issues for other waves meanwhile.
 * **SALU and branches.** One SALU instruction per cycle, results after ``salu_latency``; a taken
-  branch holds the wave ``branch_taken_cycles`` before its next instruction.
+  branch holds its wave ``branch_taken_cycles`` before its next instruction (the loop header is
+  fetched again) and, besides, keeps the whole SIMD from issuing for ``branch_simd_cycles``.
 * **LDS.** Each access occupies the LDS for its passes of 128 bytes (bank conflicts add passes,
   :mod:`isalint.hw.lds_banks`); the other SIMD of the CU is assumed to load it as much as this one,
   so a pass costs this SIMD two cycles of LDS time. Data arrives ``lds_latency`` after the access,
@@ -28,12 +34,15 @@ on global memory, at a barrier, on a dependency, or issuing scalar/branch/memory
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from ..hw.timing import Timing
-from .costs import BARRIER, BRANCH, END, LDS, NOP, SALU, SMEM, VALU, VMEM, WAIT, Cost
+from .costs import BARRIER, BRANCH, END, LDS, NOP, OTHER, SALU, SMEM, VALU, VMEM, WAIT, Cost
 from .path import Stream
 
+# issue categories of the units (AMD's scheduler: VALU | SALU and SMEM | LDS | VMEM | branch | other)
+CATEGORY = {VALU: 0, SALU: 1, SMEM: 1, LDS: 2, VMEM: 3, BRANCH: 4, OTHER: 5}
 CAUSES = ("valu", "bank_stall", "lds_wait", "gmem_wait", "barrier", "dependency", "salu_branch", "idle")
 EPS = 1e-9
 _INF = float("inf")
@@ -92,7 +101,7 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
     ``cost_of(index) -> Cost``; ``loop_of(index)`` -> a key naming the innermost loop (or None).
     """
     code = stream.code
-    taken = stream.taken
+    refetch = stream.refetch or stream.taken
     costs: list[Cost] = [cost_of(i) for i in code]
     loops = [loop_of(i) for i in code]
     n_code = len(code)
@@ -130,11 +139,16 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                     snapshots[(r, j)] = (now, dict(causes), {k: dict(v) for k, v in by_loop.items()})
 
     nw = len(waves)
-    single_issue = timing.issue_per_cycle == 1
-    issue_free = 0.0
+    per_cycle = max(1, int(timing.issue_per_cycle))
+    branch_hold = float(timing.branch_simd_cycles)
+    category_free = [0.0] * (max(CATEGORY.values()) + 1)  # the cycle each category can issue again
+    hold = 0.0  # no instruction issues before this cycle (after a taken branch)
+    recent: deque[float] = deque()  # issue times within the last cycle
     first = 0  # round-robin: the scan starts after the wave that last issued to the VALU
     while alive:
         # -- issue -------------------------------------------------------------------------------
+        while recent and recent[0] <= t - 1.0 + EPS:
+            recent.popleft()  # issues more than a cycle ago
         for w in (waves[first:] + waves[:first]) if first else waves:
             if w.done or w.at_barrier or w.ready > t + EPS:
                 continue
@@ -206,11 +220,12 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                 if dep > t + EPS:
                     w.ready, w.why = dep, "dependency"
                     continue
-                if unit_free[u] > t + EPS or issue_free > t + EPS:
-                    w.why = "salu_branch"  # another wave holds the unit or the issue slot
+                cat = CATEGORY[u]
+                if unit_free[u] > t + EPS or category_free[cat] > t + EPS or len(recent) >= per_cycle or hold > t + EPS:
+                    w.why = "salu_branch"  # another wave holds the unit, the category or the issue slot
                     continue
-                if single_issue:
-                    issue_free = t + 1.0
+                category_free[cat] = t + 1.0
+                recent.append(t)
                 if u == VALU:
                     first = w.id + 1 if w.id + 1 < nw else 0
                     unit_free[VALU] = t + c.occupy
@@ -264,8 +279,10 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                 passed(w, pos, t)
             w.pc = pos + 1
             w.ready = t + 1.0
-            if u == BRANCH and taken[pos]:
+            if u == BRANCH and refetch[pos]:
                 w.ready += branch_pen
+                if branch_hold:
+                    hold = max(hold, t + 1.0 + branch_hold)
             if w.pc >= n_code:
                 w.done = True
                 w.end = t
@@ -282,8 +299,10 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
             else:
                 u = costs[w.pc].unit
                 cand = unit_free[u] if u < 7 and unit_free[u] > t + EPS else t + 1.0
-                if single_issue and u < 7 and issue_free > cand:
-                    cand = issue_free
+                if u < 7:
+                    cand = max(cand, category_free[CATEGORY[u]], hold)
+                    if len(recent) >= per_cycle:
+                        cand = max(cand, recent[0] + 1.0)
             if cand < t_next:
                 t_next = cand
         if t_next == _INF:  # every live wave waits at a barrier the others never reach

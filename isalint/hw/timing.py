@@ -40,14 +40,18 @@ class Timing:
     issue_per_cycle: int = 1
     # -- issue, scalar unit and control flow -------------------------------------------------------------
     salu_latency: int = 2
-    branch_taken_cycles: int = 10
+    branch_taken_cycles: int = 32
+    branch_simd_cycles: int = 2
+    icache_line_bytes: int = 64
+    prefetch_lines_behind: int = 1
+    prefetch_lines_ahead: int = 2
     barrier_cycles: int = 4
     # -- memory ---------------------------------------------------------------------------------------
     smem_latency: int = 20
     lds_latency: int = 20
     lds_bytes_per_cycle_per_cu: int = 128
     lds_wgp_mode_factor: float = 1.5
-    vmem_latency: int = 450
+    vmem_latency: int = 453
     vmem_bytes_per_cycle_per_cu: int = 128
 
     @property
@@ -89,14 +93,33 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                             "repeated 32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall "
                             "cycles per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
     "issue_per_cycle": ("instructions", "assumption",
-                        "a SIMD issues one instruction per cycle, whatever its unit (s_waitcnt, s_delay_alu and "
-                        "s_clause take no issue cycle). Chosen against RGP's VALU utilisation: 76.2% for reference "
-                        "kernel 6 and over 80% for kernel 7; with one issue per unit type the model puts kernel "
-                        "6 at 95%"),
+                        "instructions the SIMD issues per cycle, each from a different wave. 1: one, whatever "
+                        "its unit (s_waitcnt, s_nop, s_barrier, s_delay_alu and s_clause take none). 2-5: the "
+                        "rule AMD documents for its scheduler, at most one instruction per category per cycle - "
+                        "VALU (a VOPD pair is one), SALU with SMEM, LDS, vector memory, branch, other (ROCm "
+                        "Compute Profiler, 'Pipeline descriptions: Scheduler' and 'Compute unit', written for "
+                        "the GCN/CDNA compute unit; LLVM's GFX11SpeedModel gives each category its own "
+                        "resource). The default stays 1: the documented rule alone puts reference kernel 6 at "
+                        "96% VALU utilisation where RGP measured 76.2%, and kernels 4, 6 and 7 15-18% fast, "
+                        "so the one-issue rule stands in for losses the model does not otherwise know (README, "
+                        "'Where the model is off')"),
     "salu_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSALU = 2"),
-    "branch_taken_cycles": ("cycles", "llvm", "a taken branch holds its wave while instructions are fetched "
-                                              "again; LLVM's SI machine model puts a branch at half its "
-                                              "MispredictPenalty of 20"),
+    "branch_taken_cycles": ("cycles", "llvm",
+                            "a branch that leaves the wave's prefetched code holds the wave while the target is "
+                            "fetched: GFX11SpeedModel WriteBranch = 32. A branch whose target is still buffered "
+                            "(see prefetch_lines_*) costs nothing extra"),
+    "branch_simd_cycles": ("cycles", "calibrated",
+                           "such a branch also keeps the whole SIMD from issuing this long (six waves would "
+                           "otherwise hide its cost entirely). The mechanism is not public; fitted to an RGP "
+                           "observation, not to a run time: reference kernel 6, one taken branch per k step, "
+                           "ran at 76.2% VALU utilisation; 2 cycles put the model at 76.3% (0: 77.8%, 3: 75.6%)"),
+    "icache_line_bytes": ("bytes", "llvm", "instruction cache line (SIISelLowering.cpp, getPrefLoopAlignment: "
+                                           "'On GFX10 I$ is 4 x 64 bytes cache lines'; RGP counts 64-byte "
+                                           "instruction cache requests)"),
+    "prefetch_lines_behind": ("lines", "llvm", "lines a wave keeps behind its PC (getPrefLoopAlignment: 'by "
+                                               "default prefetcher keeps one cache line behind and reads two "
+                                               "ahead'); code offsets count .p2align padding"),
+    "prefetch_lines_ahead": ("lines", "llvm", "lines a wave has read ahead of its PC (same source)"),
     "barrier_cycles": ("cycles", "assumption", "from the last wave's arrival at s_barrier to the release of all"),
     "smem_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSMEM = 20 (scalar cache hit)"),
     "lds_latency": ("cycles", "llvm", "GFX11SpeedModel WriteLDS = 20, from the end of the access to the data; "
@@ -111,9 +134,10 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                                                "WGP-mode ones"),
     "vmem_latency": ("cycles", "calibrated", "global load issue to data in VGPRs under load (cache levels and "
                                              "queueing in one number). Fitted to reference kernel 1, whose time is "
-                                             "this latency once per K step. 450 cycles are 180 ns; an unloaded Infinity "
-                                             "Cache hit from the vector path measures about 150 ns (chipsandcheese, "
-                                             "'Latency Testing is Hard: RDNA 3 Power Saving', 2023)"),
+                                             "this latency once per K step (refitted when taken branches got their "
+                                             "fetch cost). 453 cycles are 181 ns; an unloaded Infinity Cache hit "
+                                             "from the vector path measures about 150 ns (chipsandcheese, 'Latency "
+                                             "Testing is Hard: RDNA 3 Power Saving', 2023)"),
     "vmem_bytes_per_cycle_per_cu": ("B/cycle", "assumption", "one 128-byte cache line per clock per CU on the "
                                                              "vector memory path"),
 }
