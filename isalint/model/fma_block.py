@@ -26,7 +26,7 @@ Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 from __future__ import annotations
 
 from ..records import FrozenRecord, Record
-from .liveness import ignorable_reads, liveness, vgpr_number, vgpr_numbers
+from .liveness import ignorable_reads, liveness, vgpr_number
 
 
 class NotAnFmaBlock(Exception):
@@ -233,6 +233,16 @@ def select_loop(analysis, label: str | None):
     return loop
 
 
+class _MaskSet:
+    """The VGPR numbers of a liveness mask, tested one at a time (no list of 256 made per instruction)."""
+
+    def __init__(self, mask: int):
+        self.mask = mask
+
+    def __contains__(self, r: int) -> bool:
+        return 0 <= r < 256 and bool((self.mask >> r) & 1)
+
+
 def find_block(analysis, label: str | None = None) -> FmaBlock:
     """The FMA block of the chosen loop (the hottest when ``label`` is None); NotAnFmaBlock saying what
     does not fit."""
@@ -297,7 +307,7 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     for b in sorted(loop.blocks):
         for i in cfg.blocks[b].indices():
             ins = instrs[i]
-            ignored = ignorable_reads(ins, set(vgpr_numbers(live.live_out_mask(i))))
+            ignored = ignorable_reads(ins, _MaskSet(live.live_out_mask(i)))
             touched = ({vgpr_number(r) for r in ins.defs}
                        | ({vgpr_number(r) for r in ins.uses} - ignored)) & acc_set
             if not touched:
