@@ -136,6 +136,7 @@ _LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"
 
 def kernel_resources(program, kernel) -> KernelResources:
     res = KernelResources(kernel)
+    known = _REG_NUM
     for ins in program.instrs[kernel.first:kernel.last]:
         if ins.opaque:
             res.unknown.append(f"line {ins.lineno} cannot be decoded")
@@ -144,30 +145,44 @@ def kernel_resources(program, kernel) -> KernelResources:
         if ins.opcode in _CALLS:
             res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
         # the highest VGPR and SGPR the instruction names: its model registers and every operand as written
-        top = {"v": -1, "s": -1, "vcc": -1}
+        top_v = top_s = -1
+        vcc = False
         for regs in (ins.uses, ins.defs):
             for r in regs:
-                got = _reg_num(r)
-                if got is not None and got[1] > top[got[0]]:
-                    top[got[0]] = got[1]
+                got = known.get(r, False)
+                if got is False:
+                    got = _reg_num(r)
+                if got is not None:
+                    file, n = got
+                    if file == "v":
+                        if n > top_v:
+                            top_v = n
+                    elif file == "s":
+                        if n > top_s:
+                            top_s = n
+                    else:
+                        vcc = True
         for stmt in ins.stmts:
             for op in stmt.operands:
                 kind = op.kind
-                if kind == "vgpr" or kind == "sgpr":
-                    if op.count > 0 and op.first + op.count - 1 > top[op.file]:
-                        top[op.file] = op.first + op.count - 1
+                if kind == "vgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top_v:
+                        top_v = op.first + op.count - 1
+                elif kind == "sgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top_s:
+                        top_s = op.first + op.count - 1
                 elif kind == "special":
                     for r in op.registers():
                         if r.startswith("vcc"):
-                            top["vcc"] = 0
+                            vcc = True
                     if op.file in _LANE_MASKS:
                         res.lane_masks.append((ins, op.text, op.file))
-        if top["vcc"] >= 0:
+        if vcc:
             res.uses_vcc = True
-        if top["v"] > res.max_vgpr:
-            res.max_vgpr, res.vgpr_at = top["v"], ins
-        if top["s"] > res.max_sgpr:
-            res.max_sgpr, res.sgpr_at = top["s"], ins
+        if top_v > res.max_vgpr:
+            res.max_vgpr, res.vgpr_at = top_v, ins
+        if top_s > res.max_sgpr:
+            res.max_sgpr, res.sgpr_at = top_s, ins
         if ins.klass == "lds":
             ext = _ds_extent(ins)
             if ext > res.lds_min:
