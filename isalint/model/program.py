@@ -529,6 +529,8 @@ def _dedup(regs: list[str]) -> list[str]:
 
 
 _REGISTER_KINDS = frozenset(("vgpr", "sgpr", "ttmp", "special"))
+_MEMORY_ENCODINGS = frozenset(("GLOBAL", "SCRATCH", "FLAT"))
+_BUFFER_ENCODINGS = frozenset(("MUBUF", "MTBUF", "MIMG"))
 
 
 class OperandMismatch(ValueError):
@@ -545,15 +547,19 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
     (RDNA3 ISA guide, 10.x "Global memory": saddr + 32-bit vgpr offset), and the
     call-like operands of s_waitcnt / s_delay_alu which carry no registers.
     """
-    written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
-    if not info.operands:
+    specs = info.operands
+    if not specs:
         return []
-    fitting = info.operands_for(len(written))
-    specs = fitting if fitting is not None else info.operands
-    if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
+    written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
+    if len(specs) != len(written):
+        fitting = info.operands_for(len(written))
+        if fitting is not None:
+            specs = fitting
+    encoding = info.encoding
+    if encoding in _MEMORY_ENCODINGS:
         specs = _memory_specs(list(specs), written)
-    elif info.encoding in ("MUBUF", "MTBUF", "MIMG"):
-        specs = _buffer_specs(list(specs), stmt, info.encoding)
+    elif encoding in _BUFFER_ENCODINGS:
+        specs = _buffer_specs(list(specs), stmt, encoding)
     if wave64 and any(s.mask for s in specs):
         specs = [OperandSpec(s.name, s.role, 64, s.kind, s.optional, True) if s.mask else s for s in specs]
     if len(written) > len(specs):
