@@ -208,9 +208,11 @@ def many_files(count: int, repeat: int) -> None:
         tmp = Path(tmpdir)
         folder = kernel_directory(tmp, count)
         files = sorted(folder.iterdir())
-        asm_all = [sys.executable, "-c", "import subprocess, sys\nfor cmd in sys.argv[1:]: "
-                   "subprocess.run(cmd.split('\\0'), check=True)",
-                   *["\0".join(_asm_cmd(tc, f, tmp / "k.o")) for f in files]]
+        driver = tmp / "assemble_each.py"  # one assembler process per file, as a build would run it
+        driver.write_text("import subprocess, sys\n"
+                          f"for cmd in {[_asm_cmd(tc, f, tmp / 'k.o') for f in files]!r}:\n"
+                          "    subprocess.run(cmd, check=True)\n")
+        asm_all = [sys.executable, str(driver)]
         cold = _isalint_cmd() + ["check", "--no-cache", str(folder)]
         env_dir = tmp / "cache"
         os.environ["ISALINT_CACHE_DIR"] = str(env_dir)
@@ -218,8 +220,8 @@ def many_files(count: int, repeat: int) -> None:
         _run(warm)  # fills the cache
         python = warm[0] if len(warm) > 1 and warm[1] == "-m" else _script_python(warm[0])
         timed = _time_interleaved([asm_all, cold, warm, [python, "-c", "pass"]], repeat)
+        size = sum(f.stat().st_size for f in files)
     (t_asm, c_asm), (t_cold, c_cold), (t_warm, c_warm), (t_py, c_py) = timed
-    size = sum(f.stat().st_size for f in files) if files else 0
     print(f"input: {count} kernels, {size / 1e6:.2f} MB; {os.cpu_count()} processors")
     print(f"llvm-mc, one process per file: {t_asm * 1000:.1f} ms wall, {c_asm * 1000:.1f} ms CPU")
     print(f"isalint check --no-cache DIR: {t_cold * 1000:.1f} ms wall, {c_cold * 1000:.1f} ms CPU "
