@@ -1,27 +1,37 @@
 """Running rules over files: selection, configuration, suppressions, severity overrides."""
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
-from dataclasses import dataclass, field
-
 from .diagnostics import Diagnostic
+from .records import Record
 
-_SUPPRESS = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)")
+# re and fnmatch are imported where they are used: a check answered from the result cache needs neither
+_SUPPRESS_PATTERN = r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)"
 ASM_SUFFIXES = (".s", ".asm")
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass
-class Config:
-    select: list[str] | None = None
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob -> codes
-    severity: dict[str, str] = field(default_factory=dict)  # code or name -> severity
-    target: str = "gfx1100"
-    origin: str | None = None  # the pyproject.toml (or --config file) it came from
+class Config(Record):
+    select: list[str] | None
+    ignore: list[str]
+    extend_select: list[str]
+    per_file_ignores: dict[str, list[str]]  # glob -> codes
+    severity: dict[str, str]  # code or name -> severity
+    target: str
+    origin: str | None  # the pyproject.toml (or --config file) it came from
+
+    _fields = ("select", "ignore", "extend_select", "per_file_ignores", "severity", "target", "origin")
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
+                 extend_select: list[str] | None = None, per_file_ignores: dict[str, list[str]] | None = None,
+                 severity: dict[str, str] | None = None, target: str = "gfx1100", origin: str | None = None):
+        self.select = select
+        self.ignore = [] if ignore is None else ignore
+        self.extend_select = [] if extend_select is None else extend_select
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.severity = {} if severity is None else severity
+        self.target = target
+        self.origin = origin
 
     def ignored_for(self, path: str) -> list[str]:
         """The codes ``per-file-ignores`` turns off for ``path``: a glob matches the path relative to
@@ -31,6 +41,8 @@ class Config:
         base = os.path.dirname(os.path.abspath(self.origin)) if self.origin else os.getcwd()
         rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
         name = os.path.basename(path)
+        import fnmatch
+
         out: list[str] = []
         for glob, codes in self.per_file_ignores.items():
             if fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(name, glob):
@@ -158,8 +170,7 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     return [c for c in chosen if not matches(c, ignore)]
 
 
-@dataclass
-class Directive:
+class Directive(Record):
     """One code of one ``isalint: disable...`` comment."""
 
     line: int  # the comment's line
@@ -167,7 +178,17 @@ class Directive:
     token: str  # as written
     code: str  # the rule code it names (or ALL)
     kind: str  # disable | disable-next-line | disable-file
-    used: bool = False
+    used: bool
+
+    _fields = ("line", "column", "token", "code", "kind", "used")
+
+    def __init__(self, line: int, column: int, token: str, code: str, kind: str, used: bool = False):
+        self.line = line
+        self.column = column
+        self.token = token
+        self.code = code
+        self.kind = kind
+        self.used = used
 
     @property
     def target(self) -> int | None:
@@ -182,11 +203,14 @@ class Suppressions:
     ``disable-file=CODE`` comments; codes, ALL or rule names. Each records whether it silenced a finding."""
 
     def __init__(self, source, available: list[str]):
+        import re
+
+        suppress = re.compile(_SUPPRESS_PATTERN)
         self.directives: list[Directive] = []
         for line in source.lines:
             if not line.comment or "isalint" not in line.comment:
                 continue
-            for m in _SUPPRESS.finditer(line.comment):
+            for m in suppress.finditer(line.comment):
                 offset = (line.comment_col or 1) + m.start(2)
                 pos = 0
                 for raw in m.group(2).split(","):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
+from ..records import Record
 from .nodes import Line, Statement
 from .operands import OperandError
 from .scanner import scan_statement, split_vopd
@@ -27,13 +27,23 @@ class InputError(Exception):
         self.path, self.line, self.message = path, line, message
 
 
-@dataclass
-class SourceFile:
+class SourceFile(Record):
     path: str
     lines: list[Line]
-    encoding_errors: bool = False
-    trailing: str = ""  # text after the last line ending (a final line without EOL is a Line)
-    _statements: list | None = field(default=None, repr=False)
+    encoding_errors: bool
+    trailing: str  # text after the last line ending (a final line without EOL is a Line)
+    _statements: list | None
+
+    _fields = ("path", "lines", "encoding_errors", "trailing", "_statements")
+    _no_repr = frozenset({"_statements"})
+
+    def __init__(self, path: str, lines: list[Line], encoding_errors: bool = False, trailing: str = "",
+                 _statements: list | None = None):
+        self.path = path
+        self.lines = lines
+        self.encoding_errors = encoding_errors
+        self.trailing = trailing
+        self._statements = _statements
 
     def render(self) -> str:
         return "".join(line.text + line.eol for line in self.lines)
@@ -47,21 +57,9 @@ class SourceFile:
 
 def read_file(path: str, max_bytes: int = 64 * 1024 * 1024) -> SourceFile:
     """Read and parse ``path``; raise InputError for what is not assembly text."""
-    try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            raise InputError(path, 1, f"file is {size} bytes, more than the {max_bytes}-byte limit")
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except IsADirectoryError:
-        raise InputError(path, 1, "is a directory") from None
-    except FileNotFoundError:
-        raise InputError(path, 1, "no such file") from None
-    except PermissionError:
-        raise InputError(path, 1, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    return parse_bytes(data, path)
+    from ..reading import read_bytes
+
+    return parse_bytes(read_bytes(path, max_bytes), path)
 
 
 def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:
