@@ -6,7 +6,7 @@ from functools import cached_property
 
 from .model.program import DEFAULT_TARGET, Program, build_program
 from .parse.source import InputError, SourceFile, read_file
-from .hw.vopd import half
+from .hw.vopd import check_pair, half
 
 
 class OtherProcessor(InputError):
@@ -73,3 +73,12 @@ class Analysis:
         if h is None:
             h = cache[(index, stmt)] = half(self.program.instrs[index].stmts[stmt])
         return h
+
+    def vopd_violations(self, index: int) -> tuple:
+        """:func:`isalint.hw.vopd.check_pair` of the VOPD instruction ``index`` (its two halves), worked
+        out once for all rules."""
+        cache = self.__dict__.setdefault("_violations_cache", {})
+        found = cache.get(index)
+        if found is None:
+            found = cache[index] = tuple(check_pair(self.vopd_half(index, 0), self.vopd_half(index, 1)))
+        return found

@@ -20,6 +20,7 @@ class FileResult:
         self.dropped = 0  # findings beyond the cap
         self.dropped_sites = 0  # sites of aggregated findings beyond their cap
         self.analysis = None  # a file analysed whole: its analysis (the caller decides when it is freed)
+        self.count = 0  # the file's number of lines
 
 
 def check_file(path: str, codes: list[str], target: str, available: list[str], config=None,
@@ -32,7 +33,8 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
 
     text = decode(read_limited(path) if data is None else data, path)
     result = FileResult()
-    if cutting.count_lines(text) <= cutting.PIECE_LINES:
+    result.count = cutting.count_lines(text)
+    if result.count <= cutting.PIECE_LINES:
         result.analysis = Analysis.from_source(parse_text(text, path), {"target": target})
         _check_source(result.analysis, codes, available, result, config)
         return _finish(result, path, codes)

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
 
-from .config import SEVERITIES, Config, ConfigError, find_config, load_config  # noqa: F401  (re-exported)
+from .config import Config, ConfigError, find_config, load_config  # noqa: F401  (the checker's configuration)
 from .diagnostics import Diagnostic
+from .records import Record
 
-_SUPPRESS = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)")
-# a directive as a reader would take it, to tell what the suppression parser above does not follow
-_DIRECTIVE = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)(?![\w-])(\s*=)?")
+# re and fnmatch are imported where they are used: a check answered from the result cache needs neither
+_SUPPRESS_PATTERN = r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*([A-Za-z0-9_, -]+)"
 ASM_SUFFIXES = (".s", ".asm")
+SEVERITIES = ("error", "warning", "info")
 
 
 def expand_paths(paths: list[str]) -> list[str]:
@@ -71,8 +70,7 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     return [c for c in chosen if not matches(c, ignore)]
 
 
-@dataclass
-class Directive:
+class Directive(Record):
     """One code of one ``isalint: disable...`` comment."""
 
     line: int  # the comment's line
@@ -80,7 +78,17 @@ class Directive:
     token: str  # as written
     code: str  # the rule code it names (or ALL)
     kind: str  # disable | disable-next-line | disable-file
-    used: bool = False
+    used: bool
+
+    _fields = ("line", "column", "token", "code", "kind", "used")
+
+    def __init__(self, line: int, column: int, token: str, code: str, kind: str, used: bool = False):
+        self.line = line
+        self.column = column
+        self.token = token
+        self.code = code
+        self.kind = kind
+        self.used = used
 
     @property
     def target(self) -> int | None:
@@ -95,11 +103,14 @@ class Suppressions:
     ``disable-file=CODE`` comments; codes, ALL or rule names. Each records whether it silenced a finding."""
 
     def __init__(self, source, available: list[str]):
+        import re
+
+        suppress = re.compile(_SUPPRESS_PATTERN)
         self.directives: list[Directive] = []
         for line in source.lines:
             if not line.comment or "isalint" not in line.comment:
                 continue
-            for m in _SUPPRESS.finditer(line.comment):
+            for m in suppress.finditer(line.comment):
                 offset = (line.comment_col or 1) + m.start(2)
                 pos = 0
                 for raw in m.group(2).split(","):
@@ -133,29 +144,38 @@ def suppressed_codes(source) -> dict[int, set[str]]:
     return out
 
 
+# a directive as a reader would take it, to tell what the suppression pattern above does not follow
+_DIRECTIVE_PATTERN = r"isalint:\s*(disable-file|disable-next-line|disable)(?![\w-])(\s*=)?"
+
+
 def suppression_problems(source, available: list[str]) -> list[str]:
     """``path:line: ...`` for each inline directive that cannot suppress anything: one without codes,
     or naming a code or rule name no rule has (SUPP001 judges the codes that exist)."""
     out: list[str] = []
+    directive = suppress = None
     for line in source.lines:
         if not line.comment or "isalint" not in line.comment:
             continue
-        for m in _DIRECTIVE.finditer(line.comment):
-            directive = m.group(1)
+        if directive is None:
+            import re
+
+            directive, suppress = re.compile(_DIRECTIVE_PATTERN), re.compile(_SUPPRESS_PATTERN)
+        for m in directive.finditer(line.comment):
+            kind = m.group(1)
             where = f"{source.path}:{line.number}"
             if m.group(2) is None:
-                out.append(f"{where}: 'isalint: {directive}' names no rule: write 'isalint: {directive}=CODE[,CODE]' "
+                out.append(f"{where}: 'isalint: {kind}' names no rule: write 'isalint: {kind}=CODE[,CODE]' "
                            "(or =ALL); nothing suppressed")
                 continue
-            codes = _SUPPRESS.match(line.comment, m.start())
+            codes = suppress.match(line.comment, m.start())
             listed = [c.strip() for c in codes.group(2).split(",") if c.strip()] if codes else []
             if not listed:
-                out.append(f"{where}: 'isalint: {directive}=' names no rule code; nothing suppressed")
-            _found, bad = resolve_codes(listed, available)
+                out.append(f"{where}: 'isalint: {kind}=' names no rule code; nothing suppressed")
+            found, bad = resolve_codes(listed, available)
             bad += [c for c in listed if c.upper() not in ("ALL", *available) and c not in bad
-                    and c.upper() in _found]  # a prefix: suppressions name whole codes
+                    and c.upper() in found]  # a prefix: suppressions name whole codes
             if bad:
-                out.append(f"{where}: unknown rule code(s) in 'isalint: {directive}': {', '.join(bad)} "
+                out.append(f"{where}: unknown rule code(s) in 'isalint: {kind}': {', '.join(bad)} "
                            "(suppressions name whole codes or rule names, like WAIT001); not suppressed")
     return out
 

@@ -7,38 +7,48 @@ runs on an older isalint.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
-from .parse.source import InputError, read_limited
+from .records import Record
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "severity", "target")
 SEVERITIES = ("error", "warning", "info")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
-class ConfigError(InputError):
-    """A configuration isalint cannot follow; reported as one line, exit code 2."""
+class ConfigError(Exception):
+    """A configuration isalint cannot follow; reported as one line (``path:line: message``), exit 2."""
+
+    def __init__(self, path: str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path, self.line, self.message = path, line, message
 
 
-class Config:
+class Config(Record):
     """The settings; code lists hold the tokens as written (codes, prefixes or rule names)."""
+
+    select: list[str] | None
+    ignore: list[str]
+    extend_select: list[str]
+    per_file_ignores: dict[str, list[str]]  # glob -> codes
+    severity: dict[str, str]  # code or name -> severity
+    target: str
+    origin: str | None  # the pyproject.toml (or --config file) it came from
+    warnings: list[str]  # what was ignored in it (not a field)
+
+    _fields = ("select", "ignore", "extend_select", "per_file_ignores", "severity", "target", "origin")
 
     def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
                  extend_select: list[str] | None = None, per_file_ignores: dict[str, list[str]] | None = None,
                  severity: dict[str, str] | None = None, target: str = "gfx1100", origin: str | None = None):
         self.select = select
-        self.ignore = ignore if ignore is not None else []
-        self.extend_select = extend_select if extend_select is not None else []
-        self.per_file_ignores = per_file_ignores if per_file_ignores is not None else {}  # glob -> codes
-        self.severity = severity if severity is not None else {}  # code or name -> severity
+        self.ignore = [] if ignore is None else ignore
+        self.extend_select = [] if extend_select is None else extend_select
+        self.per_file_ignores = {} if per_file_ignores is None else per_file_ignores
+        self.severity = {} if severity is None else severity
         self.target = target
-        self.origin = origin  # the pyproject.toml (or --config file) it came from
-        self.warnings: list[str] = []
-
-    def __repr__(self) -> str:
-        return f"Config(select={self.select}, ignore={self.ignore}, target={self.target!r}, origin={self.origin!r})"
+        self.origin = origin
+        self.warnings = []
 
     def ignored_for(self, path: str) -> list[str]:
         """The codes ``per-file-ignores`` turns off for ``path``: a glob matches the path relative to
@@ -48,6 +58,8 @@ class Config:
         base = os.path.dirname(os.path.abspath(self.origin)) if self.origin else os.getcwd()
         rel = os.path.relpath(os.path.abspath(path), base).replace(os.sep, "/")
         name = os.path.basename(path)
+        import fnmatch
+
         out: list[str] = []
         for glob, codes in self.per_file_ignores.items():
             if fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(name, glob):
@@ -72,8 +84,11 @@ def find_config(start: str) -> Config:
 def load_config(path: str) -> Config:
     """The configuration in the file ``--config`` names: its ``[tool.isalint]`` table (a
     pyproject.toml), else its top-level keys (an isalint.toml). ConfigError when it cannot be read."""
+    from .parse.source import InputError
+    from .reading import read_bytes
+
     try:
-        raw = read_limited(path, _MAX_BYTES)
+        raw = read_bytes(path, _MAX_BYTES)
     except InputError as exc:
         raise ConfigError(path, 1, f"cannot read the configuration: {exc.message}") from None
     data, text = _toml(raw, path)
@@ -88,9 +103,11 @@ def _isalint_section(path: str) -> tuple[dict, str] | None:
     """(the ``[tool.isalint]`` table, the file's text) of the pyproject.toml at ``path``, or None."""
     if not os.path.isfile(path):
         return None
+    from .reading import read_bytes
+
     try:
-        raw = read_limited(path, _MAX_BYTES)
-    except InputError:
+        raw = read_bytes(path, _MAX_BYTES)
+    except Exception:  # noqa: BLE001 - InputError (not imported for nothing): an unreadable file is no configuration
         return None
     # the table's name holds "isalint": other projects' files need no TOML parser
     if b"isalint" not in raw:
@@ -165,7 +182,7 @@ def _config(section: dict, text: str, origin: str) -> Config:
             config.severity[str(key)] = severity.lower()
     if "target" in section:
         target = section["target"]
-        if not isinstance(target, str) or not re.fullmatch(r"gfx\w+", target):
+        if not (isinstance(target, str) and target.startswith("gfx") and target[3:].isalnum()):
             raise ConfigError(origin, _line_of(text, "target"), '[tool.isalint] target must be a name like "gfx1100"')
         config.target = target
     for key in section:
@@ -177,6 +194,8 @@ def _config(section: dict, text: str, origin: str) -> Config:
 
 def _line_of(text: str, key: str) -> int:
     """The line of ``key = ...`` in the TOML text (1 when it cannot be told)."""
+    import re
+
     m = re.search(rf"^[ \t]*(?:tool\.isalint\.)?[\"']?{re.escape(key)}[\"']?[ \t]*[=\]]", text, re.M)
     if m is None:
         m = re.search(rf"^.*\b{re.escape(key)}\b", text, re.M)
@@ -184,6 +203,8 @@ def _line_of(text: str, key: str) -> int:
 
 
 def _line_in_message(message: str, text: str) -> int:
+    import re
+
     m = re.search(r"line (\d{1,9})", message)
     if m:
         return int(m.group(1))

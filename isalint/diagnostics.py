@@ -1,13 +1,12 @@
 """Findings reported by rules, and the severities they carry."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from .records import Record
 
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(slots=True)
-class Site:
+class Site(Record):
     """One place an aggregated finding covers, with what happens there."""
 
     line: int
@@ -15,9 +14,16 @@ class Site:
     end_column: int
     message: str
 
+    __slots__ = _fields = ("line", "column", "end_column", "message")
 
-@dataclass(slots=True)
-class Diagnostic:
+    def __init__(self, line: int, column: int, end_column: int, message: str):
+        self.line = line
+        self.column = column
+        self.end_column = end_column
+        self.message = message
+
+
+class Diagnostic(Record):
     path: str
     line: int
     column: int
@@ -26,13 +32,37 @@ class Diagnostic:
     code: str
     severity: str
     message: str
-    fix: str | None = None
-    notes: list[str] = field(default_factory=list)  # detail printed under the finding
-    sites: list[Site] = field(default_factory=list)  # the places an aggregated finding covers
-    cost: dict | None = None  # what a performance finding costs (see rules/cost.py)
+    fix: str | None
+    notes: list[str]  # detail printed under the finding
+    sites: list[Site]  # the places an aggregated finding covers
+    cost: dict | None  # what a performance finding costs (see rules/cost.py)
+
+    __slots__ = _fields = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message",
+                           "fix", "notes", "sites", "cost")
+
+    def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int, code: str, severity: str,
+                 message: str, fix: str | None = None, notes: list[str] | None = None,
+                 sites: list[Site] | None = None, cost: dict | None = None):
+        self.path = path
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
+        self.code = code
+        self.severity = severity
+        self.message = message
+        self.fix = fix
+        self.notes = [] if notes is None else notes
+        self.sites = [] if sites is None else sites
+        self.cost = cost
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "code": self.code, "severity": self.severity, "message": self.message,
+                "fix": self.fix, "notes": list(self.notes),
+                "sites": [{"line": s.line, "column": s.column, "end_column": s.end_column, "message": s.message}
+                          for s in self.sites],
+                "cost": dict(self.cost) if self.cost is not None else None}
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.code)

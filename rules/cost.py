@@ -14,17 +14,15 @@ info otherwise. Code that runs once per wave is never more than info.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from isalint.diagnostics import Diagnostic, Site
 from isalint.model.hotness import ASSUMED_TRIPS, Executions, hotness
+from isalint.records import Record
 
 WARN_SHARE = 0.01  # of the kernel's VALU issue cycles: below it a finding is not worth a warning
 SITES_SHOWN = 4  # sites printed under a finding in text output (JSON has all of them)
 
 
-@dataclass
-class SiteCost:
+class SiteCost(Record):
     """One place a rule found, and the cycles one execution of it loses."""
 
     index: int  # instruction index
@@ -33,13 +31,29 @@ class SiteCost:
     message: str
     cycles: float
 
+    _fields = ("index", "column", "end_column", "message", "cycles")
 
-@dataclass
-class Region:
+    def __init__(self, index: int, column: int, end_column: int, message: str, cycles: float):
+        self.index = index
+        self.column = column
+        self.end_column = end_column
+        self.message = message
+        self.cycles = cycles
+
+
+class Region(Record):
     kernel: object  # isalint.model.program.Kernel or None
     loop: object  # isalint.model.cfg.Loop or None: code outside every loop
     executions: Executions  # of the region, per wave
     name: str  # "the loop at .LBB0_9 (lines 559-603)" or "the code outside loops of kernel gemm"
+
+    _fields = ("kernel", "loop", "executions", "name")
+
+    def __init__(self, kernel: object, loop: object, executions: Executions, name: str):
+        self.kernel = kernel
+        self.loop = loop
+        self.executions = executions
+        self.name = name
 
 
 def region_of(analysis, index: int) -> Region:

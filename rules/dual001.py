@@ -60,7 +60,6 @@ and the source-cache ports), and the VOPD encoding (OPX 4 bits, OPY 5 bits).
 from __future__ import annotations
 
 from isalint.diagnostics import Diagnostic
-from isalint.hw.vopd import check_pair
 
 CODE = "DUAL001"
 NAME = "illegal-vopd-pair"
@@ -91,7 +90,7 @@ def check(analysis):
         if len(ins.stmts) != 2:
             continue
         hx, hy = analysis.vopd_half(ins.index, 0), analysis.vopd_half(ins.index, 1)
-        violations = check_pair(hx, hy)
+        violations = analysis.vopd_violations(ins.index)
         kernel = program.kernel_of(ins.index)
         if kernel is not None and kernel.wave_size == 64:
             col = ins.stmts[0].col

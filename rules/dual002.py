@@ -124,34 +124,59 @@ def _regions(analysis):
             yield blk, run
 
 
-def _edge_index(dep):
-    """The block's dependency edges by (src, dst): the pairs a RAW/WAR/WAW edge joins (what stops a
-    move), and the registers of every edge (what the refusal names). Loop-carried edges left out."""
+def _edge_index(instrs, region):
+    """The region's dependency edges by (src, dst): the pairs a RAW/WAR/WAW edge joins (what stops a
+    move), the registers of every edge (what the refusal names), and for each instruction the nearest
+    later one that depends on it and the farthest earlier one it depends on. An edge between two of
+    the region's instructions depends only on what lies between them, so the region alone is walked,
+    with the dependency graph's rules (a read depends on the last write, a write on the reads since the
+    last write and on that write)."""
     blocking: set[tuple[int, int]] = set()
     regs: dict[tuple[int, int], list[str]] = {}
-    for e in dep.edges:
-        if e.carried:
-            continue
-        key = (e.src, e.dst)
-        if e.kind in ("RAW", "WAR", "WAW"):
-            blocking.add(key)
-        if e.regs:
-            regs.setdefault(key, []).extend(e.regs)
-    return blocking, regs
+    first_after: dict[int, int] = {}
+    last_before: dict[int, int] = {}
+    last_def: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+
+    def edge(src: int, dst: int, reg: str) -> None:
+        key = (src, dst)
+        blocking.add(key)
+        regs.setdefault(key, []).append(reg)
+        if src not in first_after:  # destinations come in increasing order
+            first_after[src] = dst
+        if last_before.get(dst, -1) < src:
+            last_before[dst] = src
+
+    for i in region:
+        ins = instrs[i]
+        for reg in ins.uses:
+            d = last_def.get(reg)
+            if d is not None:
+                edge(d, i, reg)
+            readers.setdefault(reg, []).append(i)
+        for reg in ins.defs:
+            for r in readers.get(reg, ()):
+                if r != i:
+                    edge(r, i, reg)
+            d = last_def.get(reg)
+            if d is not None and d != i:
+                edge(d, i, reg)
+            last_def[reg] = i
+            readers[reg] = []
+    return blocking, regs, first_after, last_before
 
 
-def _move(between, edges, a: int, b: int) -> int | None:
+def _move(first_after, last_before, a: int, b: int) -> int | None:
     """None when ``a`` and ``b`` can be brought together, else the instruction in the way.
 
-    ``between``: the region's instructions between them. They meet at a cut point between
-    them: ``a`` moves down past what lies above the cut, ``b`` up past what lies below it.
-    That works unless the last instruction ``b`` depends on lies below the first one that
-    depends on ``a``."""
-    first_down = next((k for k in between if (a, k) in edges), None)  # a cannot move below it
-    if first_down is None:
+    They meet at a cut point between them: ``a`` moves down past what lies above the cut, ``b`` up
+    past what lies below it. That works unless the last instruction ``b`` depends on lies below the
+    first one that depends on ``a``."""
+    first_down = first_after.get(a, b)  # a cannot move below it
+    if first_down >= b:
         return None
-    last_up = next((k for k in reversed(between) if (k, b) in edges), None)  # b cannot move above it
-    if last_up is not None and last_up >= first_down:
+    last_up = last_before.get(b, a)  # b cannot move above it
+    if last_up > a and last_up >= first_down:
         return last_up
     return None
 
@@ -209,7 +234,6 @@ def check(analysis):
 def _sites(analysis):
     program = analysis.program
     instrs = program.instrs
-    indexed: dict[int, tuple] = {}
     budget = max(0, limits.DUAL002_CANDIDATES)
     skipped: list[int] = []
     for blk, region in _regions(analysis):
@@ -225,14 +249,12 @@ def _sites(analysis):
                        for i in region)
         if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
             continue
-        if blk.id not in indexed:
-            indexed[blk.id] = _edge_index(analysis.depgraph(list(blk.indices())))
+        indexed = _edge_index(instrs, region)
         pos = {i: n for n, i in enumerate(region)}
         order = sorted(cands)
         for start in range(0, len(order), MATCH_GROUP):
             group = order[start:start + MATCH_GROUP]
-            yield from _group_sites(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd,
-                                    indexed[blk.id])
+            yield from _group_sites(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd, indexed)
     if skipped:
         line = instrs[skipped[0]].lineno
         limits.record(program, limits.LimitReached(
@@ -244,7 +266,7 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
     """The sites of the candidates ``order`` (sorted) of one region."""
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
-    edges, edge_regs = indexed
+    edges, edge_regs, first_after, last_before = indexed
     forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
 
     def pairing(a, b, stop=False):
@@ -260,7 +282,7 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
-            k = _move(region[pos[a] + 1:pos[b]], edges, a, b)
+            k = _move(first_after, last_before, a, b)
             if k is not None:
                 regs = sorted(set(edge_regs.get((k, b), ())) | set(edge_regs.get((a, k), ())))
                 refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "

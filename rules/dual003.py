@@ -36,7 +36,6 @@ operands before either writes its result.
 from __future__ import annotations
 
 from isalint.diagnostics import Diagnostic
-from isalint.hw.vopd import check_pair
 
 CODE = "DUAL003"
 NAME = "vopd-stale-read"
@@ -59,8 +58,7 @@ def check(analysis):
     for ins in program.instrs:
         if len(ins.stmts) != 2:
             continue
-        hx, hy = analysis.vopd_half(ins.index, 0), analysis.vopd_half(ins.index, 1)
-        for v in check_pair(hx, hy):
+        for v in analysis.vopd_violations(ins.index):
             if v.rule != "reads-other-dst":
                 continue
             col, end = _span(ins, v.regs)

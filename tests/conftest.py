@@ -13,6 +13,13 @@ SHARED = REPO.parent / "shared"
 KERNEL5 = SHARED / "corpus" / "kernel5.s"
 
 
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test checks with an empty result cache of its own (not the repository's
+    ``.isalint_cache``): what one test finds never answers another's check."""
+    monkeypatch.setenv("ISALINT_CACHE_DIR", str(tmp_path_factory.mktemp("isalint_cache")))
+
+
 def fixture_kernels() -> list[Path]:
     return sorted(KERNELS.rglob("*.s"))
 

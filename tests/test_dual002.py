@@ -1,7 +1,8 @@
 """DUAL002: missed dual-issue, on kernel 5, the kernel-6 fixture and small programs."""
 from __future__ import annotations
 
-from conftest import KERNELS, places
+import pytest
+from conftest import KERNELS, all_real_kernels, places
 
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
@@ -99,3 +100,30 @@ def test_integer_singles_of_a_hot_loop_are_info_and_fma_singles_a_warning():
              for s in outer.sites]
     assert not any("f32" in t or "fma" in t for t in texts) and "v_add_nc_u32_e32" in texts
     assert inner.severity == "warning" and len(inner.sites) == 4 and inner.fix == "--dual-fmac"
+
+
+def _scan_move(between, edges, a, b):
+    """The meeting rule stated over the instructions between a and b (what _move computes from the
+    nearest dependents)."""
+    first_down = next((k for k in between if (a, k) in edges), None)
+    if first_down is None:
+        return None
+    last_up = next((k for k in reversed(between) if (k, b) in edges), None)
+    return last_up if last_up is not None and last_up >= first_down else None
+
+
+@pytest.mark.parametrize("path", all_real_kernels(), ids=lambda p: p.name)
+def test_move_from_nearest_dependents_equals_the_scan(path):
+    from isalint.rules import dual002
+
+    analysis = Analysis.from_path(str(path))
+    instrs = analysis.program.instrs
+    pairs = 0
+    for _blk, region in dual002._regions(analysis):
+        edges, _, first_after, last_before = dual002._edge_index(instrs, region)
+        for n, a in enumerate(region):
+            for b in region[n + 1:n + 1 + dual002.WINDOW]:
+                between = region[n + 1:region.index(b)]
+                assert dual002._move(first_after, last_before, a, b) == _scan_move(between, edges, a, b)
+                pairs += 1
+    assert pairs or len(instrs) < 50

@@ -15,7 +15,7 @@ from isalint import rules as registry
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
 from isalint.parse import InputError, parse_text, read_file
-from isalint.parse.source import read_limited
+from isalint.reading import read_bytes as read_limited
 
 NAIVE = KERNELS / "gemm_naive.s"
 

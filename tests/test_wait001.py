@@ -11,7 +11,6 @@ flight is a hazard.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import re
@@ -21,6 +20,7 @@ import sys
 import pytest
 from conftest import all_real_kernels
 
+from isalint import records
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
 from isalint.model.waitcnt import wait_thresholds
@@ -174,7 +174,7 @@ def _mutated(program, lineno: int, new_text: str) -> Analysis:
     instrs = list(program.instrs)
     instrs[old.index] = _make_instr(old.index, line)
     instrs[old.index].block = old.block
-    mutated = dataclasses.replace(program, instrs=instrs, _cfg=program.cfg())
+    mutated = records.replace(program, instrs=instrs, _cfg=program.cfg())
     return Analysis(mutated)
 
 

@@ -18,11 +18,15 @@ _VALUED = {"--select": "select", "--ignore": "ignore", "--extend-select": "exten
            "--stdin-filename": "stdin_filename"}
 _FLAGS = {"--color": ("color", True), "--no-color": ("color", False), "--statistics": ("statistics", True),
           "--exit-zero": ("exit_zero", True), "-q": ("quiet", True), "--quiet": ("quiet", True),
-          "-v": ("verbose", True), "--verbose": ("verbose", True), "--watch": ("watch", True)}
+          "-v": ("verbose", True), "--verbose": ("verbose", True), "--watch": ("watch", True),
+          "--no-cache": ("no_cache", True)}
 _CHOICES = {"fmt": FORMATS, "fail_on": SEVERITIES, "min_severity": SEVERITIES}
 _RANK = {"error": 0, "warning": 1, "info": 2}
 WATCH_INTERVAL = 0.5  # seconds between looks at the watched files
-MAX_STDIN_BYTES = 64 * 1024 * 1024  # as for files (isalint.parse.source.MAX_INPUT_BYTES)
+# Files are checked in worker processes (one per processor) when there are at least this many to
+# check and this many bytes of them: below that, starting the pool costs more than it saves.
+POOL_MIN_FILES = 2
+POOL_MIN_BYTES = 200_000
 
 
 def parse_args(args: list[str]) -> dict | None:
@@ -74,13 +78,14 @@ class Options:
 
     def __init__(self, paths, select=None, ignore=None, extend_select=None, fmt="text", target=None, color=None,
                  fail_on="info", min_severity="info", exit_zero=False, statistics=False, output_file=None,
-                 quiet=False, verbose=False, config=None, stdin_filename=None, watch=False):
+                 quiet=False, verbose=False, config=None, stdin_filename=None, watch=False, no_cache=False):
         self.paths = list(paths)
         self.select, self.ignore, self.extend_select = _codes(select), _codes(ignore) or [], _codes(extend_select) or []
         self.fmt, self.target, self.color = fmt, target, color
         self.fail_on, self.min_severity, self.exit_zero = fail_on, min_severity, exit_zero
         self.statistics, self.output_file, self.quiet, self.verbose = statistics, output_file, quiet, verbose
         self.config, self.stdin_filename, self.watch = config, stdin_filename, watch
+        self.no_cache = no_cache
 
 
 def run(paths, hard_exit=False, **options):
@@ -134,13 +139,9 @@ def _usage(opts: Options, available: list[str]) -> tuple[str | None, dict]:
 def _run(opts: Options, keep: list | None = None) -> int:
     """The check; with ``keep``, the last file's analysis is left in it and the collector off
     (the caller is about to end the process)."""
-    import gc
-
     from .. import rules as registry
-    from ..analysis import OtherProcessor
-    from ..check_file import check_file
     from ..checker import expand_paths, find_config, load_config, selected_codes
-    from ..parse.source import InputError
+    from ..config import ConfigError
 
     available = registry.available()
     problem, cli = _usage(opts, available)
@@ -155,86 +156,249 @@ def _run(opts: Options, keep: list | None = None) -> int:
     if opts.config:
         try:
             fixed_config = load_config(opts.config)
-        except InputError as exc:
+        except ConfigError as exc:
             _echo(f"isalint: {exc}", err=True)
             return 2
     if opts.output_file:
         where = os.path.dirname(os.path.abspath(opts.output_file))
-        if not os.path.isdir(where) or os.path.isdir(opts.output_file):
-            _echo(f"isalint: {opts.output_file}: cannot write: "
-                  f"{'a directory' if os.path.isdir(opts.output_file) else 'no such directory ' + where}", err=True)
+        if os.path.isdir(opts.output_file) or not os.path.isdir(where):
+            what = "a directory" if os.path.isdir(opts.output_file) else f"no such directory {where}"
+            _echo(f"isalint: {opts.output_file}: cannot write: {what}", err=True)
             return 2
-    diagnostics, sources, errors, skipped, warnings = [], {}, [], [], []
-    if fixed_config is not None:
-        warnings.extend(fixed_config.warnings)
+    warnings: list[str] = list(fixed_config.warnings) if fixed_config is not None else []
+    config_errors: dict[str, tuple] = {}  # directory -> the ("error", message) of its configuration
+    cache = None if opts.no_cache else _cache()
+    outcomes: list = [None] * len(files)
+    jobs: list = []  # (file number, job) of the files the cache does not know
+    configs: dict[str, object] = {}  # directory -> its configuration
+    selections: dict[int, list[str]] = {}  # id(configuration) -> rules, when they do not depend on the path
+    for n, path in enumerate(files):
+        name = (opts.stdin_filename or "<stdin>") if path == "-" else path
+        config = fixed_config
+        if config is None:
+            where = name if path == "-" else path
+            folder = os.path.dirname(where) or "."
+            config = configs.get(folder)
+            if config is None and folder not in config_errors:
+                try:
+                    config = configs[folder] = find_config(where)
+                except ConfigError as exc:
+                    config_errors[folder] = ("error", str(exc))
+                else:
+                    warnings.extend(w for w in config.warnings if w not in warnings)
+            if config is None:  # its configuration's error, reported once for all its files
+                outcomes[n] = ("config", config_errors[folder][1])
+                continue
+        if opts.verbose and config.origin:
+            _echo(f"isalint: {name}: configuration from {config.origin}", err=True)
+        codes = selections.get(id(config))
+        if codes is None:
+            codes = _codes_for(available, cli, config, name, selected_codes)
+            if not config.per_file_ignores:
+                selections[id(config)] = codes
+        data = _read(path, name)
+        if isinstance(data, tuple):  # could not be read
+            outcomes[n] = data
+            continue
+        job = (name, data, codes, opts.target or config.target, sorted(config.severity.items()))
+        if cache is not None:
+            key = cache.key(data, name, (tuple(codes), job[3], tuple(job[4])))
+            outcomes[n] = cache.load(key)
+            job += (key,)
+        if outcomes[n] is None:
+            jobs.append((n, job))
+    if jobs:
+        for (n, job), outcome in zip(jobs, _check_jobs([job for _, job in jobs], keep)):
+            outcomes[n] = outcome
+            if cache is not None:
+                cache.store(job[5], outcome)
+    diagnostics, sources, errors, skipped = [], {}, [], []
+    for outcome in outcomes:
+        kind = outcome[0]
+        if kind == "ok":
+            _, name, found, count, lines, notes = outcome
+            sources[name] = _SourceLines(count, lines)
+            diagnostics.extend(_diagnostic(d) for d in found)
+            warnings.extend(w for w in notes if w not in warnings)
+        elif kind == "config":
+            if outcome[1] not in errors:
+                errors.append(outcome[1])
+        elif kind == "skipped":
+            skipped.append(outcome[1])
+            if opts.verbose:
+                _echo(f"isalint: skipped {outcome[1]}: {outcome[2]}", err=True)
+        else:
+            errors.append(outcome[1])
+    for w in warnings:
+        _echo(f"isalint: warning: {w}", err=True)
+    for e in errors:
+        _echo(f"isalint: {e}", err=True)
+    shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
+    checked = sum(1 for o in outcomes if o[0] == "ok")
+    _report(opts, shown, sources, checked, len(skipped), len(files) - checked - len(skipped))
+    if errors:
+        return 2
+    if opts.exit_zero:
+        return 0
+    return 1 if any(_RANK[d.severity] <= _RANK[opts.fail_on] for d in shown) else 0
+
+
+def _cache():
+    from .. import cache
+
+    return cache
+
+
+def _read(path: str, name: str):
+    """The bytes of ``path`` (standard input for ``-``), or an ("error", message) outcome."""
+    from ..reading import MAX_INPUT_BYTES, read_bytes
+
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            return ("error", f"{name}:1: standard input is more than the {MAX_INPUT_BYTES}-byte limit")
+        return data
+
+    try:
+        return read_bytes(path)
+    except Exception as exc:
+        from ..parse.source import InputError  # not imported before it is needed: a cache hit parses nothing
+
+        if isinstance(exc, InputError):
+            return ("error", str(exc))
+        raise
+
+
+def _check_jobs(jobs: list, keep: list | None) -> list:
+    """The outcomes of ``jobs`` (see :func:`_check_job`): in worker processes when there are enough
+    of them to pay for starting those, else here."""
+    from ..parallel import map_ordered, usable_cpus
+
+    cpus = usable_cpus()
+    if cpus > 1 and len(jobs) >= POOL_MIN_FILES and sum(len(job[1]) for job in jobs) >= POOL_MIN_BYTES:
+        _preload({code for job in jobs for code in job[2]})
+        return map_ordered(_check_job, jobs, min(cpus, len(jobs)), initializer=_worker_start,
+                           largest_first=lambda job: len(job[1]))
+    import gc
+
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
     # collecting while it is in use: the cyclic collector would only rescan them, over and over.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     froze = False
+    out = []
     try:
-        analysis = None
-        for n, path in enumerate(files):
+        for n, job in enumerate(jobs):
             if n:
-                analysis = None
-                gc.collect()  # the previous file's model; what survives (its source) is not rescanned
+                gc.collect()  # the previous file's model; what survives is not rescanned
                 gc.freeze()
                 froze = True
-            name = (opts.stdin_filename or "<stdin>") if path == "-" else path
-            try:
-                config = fixed_config or find_config(name if path == "-" else path)
-            except InputError as exc:  # the configuration's own error, once for all its files
-                if str(exc) not in errors:
-                    errors.append(str(exc))
-                continue
-            warnings.extend(w for w in config.warnings if w not in warnings)
-            if opts.verbose and config.origin:
-                _echo(f"isalint: {name}: configuration from {config.origin}", err=True)
-            codes = _codes_for(available, cli, config, name, selected_codes)
-            try:
-                data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1) if path == "-" else None
-                if data is not None and len(data) > MAX_STDIN_BYTES:
-                    raise InputError(name, 1, f"standard input is more than the {MAX_STDIN_BYTES}-byte limit")
-                result = check_file(name, codes, opts.target or config.target, available, config, data)
-            except OtherProcessor as exc:
-                skipped.append(name)
-                if opts.verbose:
-                    _echo(f"isalint: skipped {name}: {exc.message}", err=True)
-                continue
-            except InputError as exc:
-                errors.append(str(exc))
-                continue
-            except Exception as exc:  # noqa: BLE001 - a bug: say so for this file, check the others
-                from .. import failure
-
-                failure.print_traceback_if_asked(exc)
-                errors.append(failure.describe(exc, name))
-                analysis = None
-                continue
-            analysis = result.analysis
-            warnings.extend(w for w in result.warnings if w not in warnings)
-            sources[name] = result.lines
-            diagnostics.extend(result.findings)
-        if keep is not None:
-            keep.append(analysis)
+            outcome, analysis = _analyze(job)
+            out.append(outcome)
+            if keep is not None and n == len(jobs) - 1:
+                keep.append(analysis)  # freed by the process's end, not object by object
+            analysis = None
     finally:
         if keep is None:
             if froze:
                 gc.unfreeze()
             if gc_was_enabled:
                 gc.enable()
-    for w in warnings:
-        _echo(f"isalint: warning: {w}", err=True)
-    for e in errors:
-        _echo(f"isalint: {e}", err=True)
-    shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
-    checked = len(files) - len(errors) - len(skipped)
-    _report(opts, shown, sources, checked, len(skipped), len(errors))
-    if errors:
-        return 2
-    if opts.exit_zero:
-        return 0
-    return 1 if any(_RANK[d.severity] <= _RANK[opts.fail_on] for d in shown) else 0
+    return out
+
+
+def _preload(codes) -> None:
+    """Import what checking takes before the workers start, so that they share it (forked)."""
+    from .. import analysis, checker  # noqa: F401
+    from .. import rules as registry
+    from ..parse import source  # noqa: F401
+
+    for code in sorted(codes):
+        registry.load(code)
+
+
+def _worker_start() -> None:
+    import gc
+    import signal
+
+    gc.disable()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (exit 130), silently
+
+
+def _check_job(job):
+    """A worker's outcome of one job; the file's model is collected before the next."""
+    import gc
+
+    outcome, _ = _analyze(job)
+    _ = None
+    gc.collect()
+    return outcome
+
+
+def _analyze(job):
+    """(outcome, analysis or None) of one file. ``job``: (name, bytes, rule codes, target,
+    severity overrides[, cache key]). The outcome is plain data (it crosses processes and goes into
+    the cache): ("ok", name, findings as tuples, number of lines, {line: text} of the lines the
+    findings point at, warnings about its suppression comments), ("skipped", name, why) or
+    ("error", message); an exception no check foresaw is an error naming the file, not a traceback."""
+    from .. import rules as registry
+    from ..analysis import OtherProcessor
+    from ..check_file import check_file
+    from ..checker import Config
+    from ..parse.source import InputError
+
+    name, data, codes, target, severity = job[:5]
+    try:
+        result = check_file(name, codes, target, registry.available(),
+                            Config(severity=dict(severity)) if severity else None, data)
+    except OtherProcessor as exc:
+        return ("skipped", name, exc.message), None
+    except InputError as exc:
+        return ("error", str(exc)), None
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for this file, the others still checked
+        from .. import failure
+
+        failure.print_traceback_if_asked(exc)
+        return ("error", failure.describe(exc, name)), None
+    lines = result.count
+    return ("ok", name, [_plain(d) for d in result.findings], lines, result.lines, result.warnings), result.analysis
+
+
+def _plain(d) -> tuple:
+    return (d.path, d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message, d.fix,
+            list(d.notes), [(s.line, s.column, s.end_column, s.message) for s in d.sites],
+            dict(d.cost) if d.cost is not None else None)
+
+
+def _diagnostic(t: tuple):
+    from ..diagnostics import Diagnostic, Site
+
+    *head, notes, sites, cost = t
+    return Diagnostic(*head, notes, [Site(*s) for s in sites], cost)
+
+
+class _SourceLines:
+    """What the text report reads of a checked file: its number of lines and the text of those the
+    findings point at."""
+
+    def __init__(self, count: int, texts: dict[int, str]):
+        self.lines = _Lines(count, texts)
+
+
+class _Lines:
+    def __init__(self, count: int, texts: dict[int, str]):
+        self.count, self.texts = count, texts
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int):
+        return _Line(self.texts.get(index + 1, ""))
+
+
+class _Line:
+    def __init__(self, text: str):
+        self.text = text
 
 
 def _codes_for(available, cli: dict, config, path: str, selected_codes) -> list[str]:
@@ -358,6 +522,8 @@ def build_command():
     @click.option("--stdin-filename", help="The name to report for standard input ('-'), also used to find "
                                            "the configuration and match per-file-ignores.")
     @click.option("--watch", is_flag=True, help="Check again whenever a file changes, until Ctrl-C.")
+    @click.option("--no-cache", is_flag=True,
+                  help="Neither read nor write the result cache (.isalint_cache, or $ISALINT_CACHE_DIR).")
     def command(paths, **options):
         """Report problems in gfx11 assembly files (directories are searched for .s/.asm; '-' reads
         standard input). Files that are another processor's assembly (the host's x86-64 .s that

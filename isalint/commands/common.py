@@ -9,6 +9,7 @@ import click
 def load_analysis(path: str, target: str | None = None):
     from ..analysis import Analysis
     from ..checker import find_config
+    from ..config import ConfigError
     from ..parse.source import InputError
 
     try:
@@ -16,7 +17,7 @@ def load_analysis(path: str, target: str | None = None):
         for w in config.warnings:
             click.echo(f"isalint: warning: {w}", err=True)
         return Analysis.from_path(path, {"target": target or config.target})
-    except InputError as exc:
+    except (InputError, ConfigError) as exc:
         fail(str(exc))
 
 

@@ -18,16 +18,18 @@ such as :class:`isalint.model.lanes.lds.LdsAccess`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Protocol
+
+from ..records import Record
 
 BANKS_WGP_MODE = 64  # a workgroup processor's LDS
 BANKS_CU_MODE = 32  # CU mode: a wave uses its CU's half
 
 
-class Access(Protocol):
-    """One DS instruction's addresses: ``width`` bytes per lane per address, and one tuple of per-lane
-    byte addresses per address it issues (two for the 2addr forms)."""
+class Access:
+    """What :func:`bank_conflicts` reads of an access (any object with these attributes, such as
+    :class:`isalint.model.lanes.lds.LdsAccess`). One DS instruction's addresses: ``width`` bytes per
+    lane per address, and one tuple of per-lane byte addresses per address it issues (two for the
+    2addr forms)."""
 
     width: int
     addresses: list[tuple[int, ...]]
@@ -39,8 +41,7 @@ def bank_count(wgp_mode: bool) -> int:
 
 
 
-@dataclass
-class Conflict:
+class Conflict(Record):
     degree: int  # the worst pass: distinct dwords that share one bank
     cycles: int  # bank cycles over all passes of the worst wave
     ideal: int  # passes of that wave (cycles without conflicts)
@@ -55,6 +56,27 @@ class Conflict:
     pad: int | None  # dwords of padding per row that remove every conflict
     passes: int  # passes per address per wave
     row_bytes: int  # the row the padding applies to (the lane stride when linear, else byte_stride)
+
+    _fields = ("degree", "cycles", "ideal", "wave", "address", "bank", "lanes", "byte_stride", "lane_step",
+               "lane_stride", "rows", "pad", "passes", "row_bytes")
+
+    def __init__(self, degree: int, cycles: int, ideal: int, wave: int, address: int, bank: int, lanes: list[int],
+                 byte_stride: int, lane_step: int, lane_stride: int | None, rows: int, pad: int | None,
+                 passes: int, row_bytes: int):
+        self.degree = degree
+        self.cycles = cycles
+        self.ideal = ideal
+        self.wave = wave
+        self.address = address
+        self.bank = bank
+        self.lanes = lanes
+        self.byte_stride = byte_stride
+        self.lane_step = lane_step
+        self.lane_stride = lane_stride
+        self.rows = rows
+        self.pad = pad
+        self.passes = passes
+        self.row_bytes = row_bytes
 
 
 def lanes_per_pass(width: int) -> int:

@@ -15,17 +15,21 @@ Sources:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import FrozenRecord, Record
 
 MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
 LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
 
 
-@dataclass(frozen=True)
-class VgprModel:
+class VgprModel(FrozenRecord):
     total: int  # VGPRs per SIMD lane
     granule: int  # allocation block
     note: str
+
+    _fields = ("total", "granule", "note")
+
+    def __init__(self, total: int, granule: int, note: str):
+        self.__dict__.update(total=total, granule=granule, note=note)
 
 
 def vgpr_model(wave_size: int, legacy: bool = False) -> VgprModel:
@@ -83,8 +87,7 @@ def waves_by_group(group_size: int, wave_size: int, wgp_mode: bool) -> int:
     return min(-(-waves // simds_per_group(wgp_mode)), MAX_WAVES_PER_SIMD)
 
 
-@dataclass
-class Occupancy:
+class Occupancy(Record):
     waves: int
     by_vgprs: int
     by_lds: int
@@ -96,6 +99,23 @@ class Occupancy:
     wave_size: int
     wgp_mode: bool
     model: VgprModel
+
+    _fields = ("waves", "by_vgprs", "by_lds", "by_group", "vgprs", "allocated", "lds", "group_size", "wave_size",
+               "wgp_mode", "model")
+
+    def __init__(self, waves: int, by_vgprs: int, by_lds: int, by_group: int, vgprs: int, allocated: int, lds: int,
+                 group_size: int, wave_size: int, wgp_mode: bool, model: VgprModel):
+        self.waves = waves
+        self.by_vgprs = by_vgprs
+        self.by_lds = by_lds
+        self.by_group = by_group
+        self.vgprs = vgprs
+        self.allocated = allocated
+        self.lds = lds
+        self.group_size = group_size
+        self.wave_size = wave_size
+        self.wgp_mode = wgp_mode
+        self.model = model
 
     @property
     def limits(self) -> list[str]:

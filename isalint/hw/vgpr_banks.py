@@ -101,23 +101,28 @@ register-file reads the banks perform (one per distinct register fetched).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..parse.nodes import Statement
+from ..records import FrozenRecord, Record
 from .vopd import Half, dual_name, half
 
 __all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
            "COLUMNS"]
 
 
-@dataclass(frozen=True)
-class Params:
-    banks: int = 4
-    cache_entries: int = 1
-    rf_reads_per_bank: int = 1
-    src2_separate: bool = True
-    writes_conflict: bool = False
-    write_delay: int = 1
+class Params(FrozenRecord):
+    banks: int
+    cache_entries: int
+    rf_reads_per_bank: int
+    src2_separate: bool
+    writes_conflict: bool
+    write_delay: int
+
+    _fields = ("banks", "cache_entries", "rf_reads_per_bank", "src2_separate", "writes_conflict", "write_delay")
+
+    def __init__(self, banks: int = 4, cache_entries: int = 1, rf_reads_per_bank: int = 1,
+                 src2_separate: bool = True, writes_conflict: bool = False, write_delay: int = 1):
+        self.__dict__.update(banks=banks, cache_entries=cache_entries, rf_reads_per_bank=rf_reads_per_bank,
+                             src2_separate=src2_separate, writes_conflict=writes_conflict, write_delay=write_delay)
 
     def describe(self) -> dict:
         return {
@@ -136,7 +141,7 @@ DEFAULT = Params()
 COLUMNS = ("DSTX", "SRC0X", "SRC1X", "DSTY", "SRC0Y", "SRC1Y")
 
 
-_VNUM: dict[str | None, int | None] = {}
+_VNUM: dict[str | None, int | None] = {f"v{n}": n for n in range(256)}
 
 
 def _vgpr(name: str | None) -> int | None:
@@ -150,8 +155,7 @@ def _vgpr(name: str | None) -> int | None:
     return n
 
 
-@dataclass(frozen=True)
-class Access:
+class Access(FrozenRecord):
     """One VGPR access: ``slot`` is DSTX/SRC0X/SRC1X/SRC2X (or ...Y), ``kind`` R, Cache or W."""
 
     slot: str
@@ -159,16 +163,21 @@ class Access:
     bank: int
     kind: str
 
+    _fields = ("slot", "reg", "bank", "kind")
+
+    def __init__(self, slot: str, reg: str, bank: int, kind: str):
+        self.__dict__.update(slot=slot, reg=reg, bank=bank, kind=kind)
+
     @property
     def label(self) -> str:
         return f"{self.kind}{self.bank}"
 
 
 _HALF_SLOTS = (("DSTX", "SRC0X", "SRC1X", "SRC2X"), ("DSTY", "SRC0Y", "SRC1Y", "SRC2Y"))
+_HALF_PORTS = tuple((dst, srcs) for dst, *srcs in _HALF_SLOTS)
 
 
-@dataclass
-class BankOp:
+class BankOp(Record):
     """What the model needs of one instruction: VGPR reads per port and VGPR writes.
 
     ``reads``: (slot, register) with slot SRC0X/SRC1X/SRC2X/SRC0Y/...; ``writes``:
@@ -178,26 +187,51 @@ class BankOp:
 
     reads: list[tuple[str, str]]
     writes: list[tuple[str, str]]
-    valu: bool = True
-    text: str = ""
-    index: int | None = None
-    line: int | None = None
-    is_vopd: bool = False
+    valu: bool
+    text: str  # an instruction's text is read from it when first asked for
+    index: int | None
+    line: int | None
+    is_vopd: bool
+
+    _fields = ("reads", "writes", "valu", "text", "index", "line", "is_vopd")
+
+    def __init__(self, reads: list[tuple[str, str]], writes: list[tuple[str, str]], valu: bool = True,
+                 text: str | None = "", index: int | None = None, line: int | None = None, is_vopd: bool = False,
+                 instr=None):
+        self.reads = reads
+        self.writes = writes
+        self.valu = valu
+        self._text = text
+        self._instr = instr
+        self.index = index
+        self.line = line
+        self.is_vopd = is_vopd
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self._instr.text()
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
     @classmethod
-    def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None):
+    def from_halves(cls, halves: list[Half], text: str = "", index: int | None = None, line: int | None = None,
+                    instr=None):
         reads: list[tuple[str, str]] = []
         writes: list[tuple[str, str]] = []
-        for (dst_slot, *src_slots), h in zip(_HALF_SLOTS, halves):
+        for (dst_slot, src_slots), h in zip(_HALF_PORTS, halves):
             for slot, s in zip(src_slots, h.positions):
                 if s is not None and s.kind == "vgpr":
                     reads.append((slot, s.name))
             d = h.dst
             if d is not None and d.kind == "vgpr":  # Half.writes()
                 writes.append((dst_slot, d.name))
-        if not text:
+        if not text and instr is None:
             text = " :: ".join(h.text() for h in halves)
-        return cls(reads, writes, True, text, index, line, len(halves) == 2)
+        return cls(reads, writes, True, text, index, line, len(halves) == 2, instr)
 
 
 _PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2", "vsrc2": "SRC2"}
@@ -207,7 +241,6 @@ _PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 def _op_from_instr(ins, half_of=None) -> BankOp:
     """``half_of(index, k)``: the VOPD half of statement k of instruction ``index`` if already
     built (:meth:`isalint.analysis.Analysis.vopd_half`)."""
-    text = ins.text()
     klass = ins.klass
     if klass == "vopd" or (klass in ("valu", "trans") and not ins.opaque):
         stmts = ins.stmts
@@ -224,7 +257,7 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
             except (TypeError, ValueError):
                 halves = None
         if halves is not None:
-            return BankOp.from_halves(halves, text, ins.index, ins.lineno)
+            return BankOp.from_halves(halves, None, ins.index, ins.lineno, ins)
         if klass != "vopd":
             reads: list[tuple[str, str]] = []
             writes: list[tuple[str, str]] = []
@@ -242,9 +275,9 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
                 writes += [("DSTX", r) for r in vregs]
                 if role == "defuse":
                     reads += [("SRC2X", r) for r in vregs]
-            return BankOp(reads, writes, True, text, ins.index, ins.lineno, False)
+            return BankOp(reads, writes, True, None, ins.index, ins.lineno, False, ins)
     writes = [("DSTX", r) for r in ins.defs if _vgpr(r) is not None]
-    return BankOp([], writes, False, text, ins.index, ins.lineno, False)
+    return BankOp([], writes, False, None, ins.index, ins.lineno, False, ins)
 
 
 def _to_op(item) -> BankOp:
@@ -270,18 +303,32 @@ def ops_from_instrs(instrs, half_of=None) -> list[BankOp]:
     return [_op_from_instr(i, half_of) for i in instrs]
 
 
-@dataclass
-class Step:
+class Step(Record):
     """The model's view of one instruction."""
 
     op: BankOp
-    reads: list[Access] = field(default_factory=list)
-    writes: list[Access] = field(default_factory=list)  # this instruction's results
-    landing: list[Access] = field(default_factory=list)  # results landing during its issue cycle
-    bank_reads: list[int] = field(default_factory=list)  # register-file reads per bank (SRC0/SRC1 ports)
-    bank_values: list[int] = field(default_factory=list)  # different VGPRs asked of each bank
-    stall: int = 0
-    conflicts: list[tuple[int, list[Access]]] = field(default_factory=list)
+    reads: list[Access]
+    writes: list[Access]  # this instruction's results
+    landing: list[Access]  # results landing during its issue cycle
+    bank_reads: list[int]  # register-file reads per bank (SRC0/SRC1 ports)
+    bank_values: list[int]  # different VGPRs asked of each bank
+    stall: int
+    conflicts: list[tuple[int, list[Access]]]
+
+    _fields = ("op", "reads", "writes", "landing", "bank_reads", "bank_values", "stall", "conflicts")
+
+    def __init__(self, op: BankOp, reads: list[Access] | None = None, writes: list[Access] | None = None,
+                 landing: list[Access] | None = None, bank_reads: list[int] | None = None,
+                 bank_values: list[int] | None = None, stall: int = 0,
+                 conflicts: list[tuple[int, list[Access]]] | None = None):
+        self.op = op
+        self.reads = [] if reads is None else reads
+        self.writes = [] if writes is None else writes
+        self.landing = [] if landing is None else landing
+        self.bank_reads = [] if bank_reads is None else bank_reads
+        self.bank_values = [] if bank_values is None else bank_values
+        self.stall = stall
+        self.conflicts = [] if conflicts is None else conflicts
 
     @property
     def valu(self) -> bool:
@@ -325,10 +372,15 @@ class Step:
         }
 
 
-@dataclass
-class Simulation:
+class Simulation(Record):
     steps: list[Step]
     params: Params
+
+    _fields = ("steps", "params")
+
+    def __init__(self, steps: list[Step], params: Params):
+        self.steps = steps
+        self.params = params
 
     @property
     def valu_steps(self) -> list[Step]:
@@ -408,11 +460,14 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     entries = caches.entries
     touch = caches.touch
     interned = _ACCESS.get
+    vnum = _VNUM.get
     steps: list[Step] = []
     for op in ops:
         if not op.valu:
             for _, r in op.writes:
-                v = _vgpr(r)
+                v = vnum(r, -1)
+                if v == -1:
+                    v = _vgpr(r)
                 if v is not None:
                     e = entries[v % nb]
                     if r in e:
@@ -425,7 +480,9 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
         distinct: dict[int, list[Access]] = {}
         seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
-            v = _vgpr(r)
+            v = vnum(r, -1)
+            if v == -1:
+                v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb
@@ -472,7 +529,9 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             stall, conflicts = 0, []
         writes: list[Access] = []
         for slot, r in op.writes:
-            v = _vgpr(r)
+            v = vnum(r, -1)
+            if v == -1:
+                v = _vgpr(r)
             if v is None:
                 continue
             b = v % nb

@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 from ..isa import lookup
 from ..parse.nodes import SPECIAL_REGISTERS, Operand, Statement
 from ..parse.operands import OperandError, classify_operand
+from ..records import FrozenRecord
 
 __all__ = [
     "Src", "Half", "Violation", "Pairing", "PairAttempt", "half", "dual_name", "check_pair", "is_legal",
@@ -96,23 +96,31 @@ def bank(vgpr: int) -> int:
 # --------------------------------------------------------------------------- data
 
 
-@dataclass(frozen=True)
-class Src:
+class Src(FrozenRecord):
     """One operand of a VOPD half, classified for the legality rules.
 
     ``kind``: ``vgpr``, ``sgpr`` (any scalar register that uses the constant bus),
     ``free`` (a scalar source that does not: ``null``), ``inline``, ``literal``,
-    ``bad`` (cannot be encoded; ``note`` says why).
+    ``bad`` (cannot be encoded; ``note`` says why). ``reg``: the VGPR index of a vgpr; ``name``:
+    the register name (v184, s3, vcc_lo); ``value``: the 32-bit value a literal encodes; ``op``: the
+    operand as written (not compared, not shown).
     """
 
-    kind: str
-    text: str
-    reg: int | None = None  # VGPR index for vgpr
-    name: str | None = None  # register name: v184, s3, vcc_lo
-    value: int | None = None  # literal: the 32-bit value encoded
-    note: str | None = None
-    col: int | None = None
-    op: Operand | None = field(default=None, compare=False, repr=False)  # as written
+    _fields = ("kind", "text", "reg", "name", "value", "note", "col", "op")
+    _no_repr = _no_compare = frozenset({"op"})
+
+    def __init__(self, kind: str, text: str, reg: int | None = None, name: str | None = None,
+                 value: int | None = None, note: str | None = None, col: int | None = None,
+                 op: Operand | None = None):
+        d = self.__dict__
+        d["kind"] = kind
+        d["text"] = text
+        d["reg"] = reg
+        d["name"] = name
+        d["value"] = value
+        d["note"] = note
+        d["col"] = col
+        d["op"] = op
 
     @property
     def is_vgpr(self) -> bool:
@@ -124,25 +132,24 @@ class Src:
         return self.name or self.text
 
 
-@dataclass(frozen=True)
-class Half:
+class Half(FrozenRecord):
     """One half of a (possible) VOPD pair.
 
     ``mnemonic`` is the VOPD component name (``v_dual_fmac_f32``), or the name as
     written if it has none. ``operands`` are in assembler order (``dst`` first);
-    ``positions`` maps LLVM's component positions SRC0/SRC1/SRC2 to operands.
+    ``positions`` maps LLVM's component positions SRC0/SRC1/SRC2 to operands;
+    ``vopd`` is "xy", "y" or None (no VOPD component).
     """
 
-    mnemonic: str
-    written: str
-    dst: Src | None
-    operands: tuple[Src, ...]
-    positions: tuple[Src | None, Src | None, Src | None]
-    reads_dst: bool = False
-    problems: tuple[str, ...] = ()
-    vopd: str | None = None  # "xy" | "y" | None (no VOPD component)
-    commuted: bool = False
-    col: int | None = None
+    _fields = ("mnemonic", "written", "dst", "operands", "positions", "reads_dst", "problems", "vopd", "commuted",
+               "col")
+
+    def __init__(self, mnemonic: str, written: str, dst: Src | None, operands: tuple[Src, ...],
+                 positions: tuple[Src | None, Src | None, Src | None], reads_dst: bool = False,
+                 problems: tuple[str, ...] = (), vopd: str | None = None, commuted: bool = False,
+                 col: int | None = None):
+        self.__dict__.update(mnemonic=mnemonic, written=written, dst=dst, operands=operands, positions=positions,
+                             reads_dst=reads_dst, problems=problems, vopd=vopd, commuted=commuted, col=col)
 
     @property
     def op(self) -> str:
@@ -174,40 +181,62 @@ class Half:
         return _build(self.mnemonic, self.written, (d, b, a), self.col, commuted=not self.commuted)
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(FrozenRecord):
     """A broken VOPD constraint. ``rule`` is a stable key; ``severity`` is ``error``
-    (the assembler rejects it / the hardware forbids it) or ``warning``."""
+    (the assembler rejects it / the hardware forbids it) or ``warning``; ``half`` is "X", "Y" or
+    None for the pair; ``short`` a few words ("SRC0 bank 0 (v184, v184)")."""
 
-    rule: str
-    message: str
-    half: str | None = None  # "X", "Y" or None for the pair
-    severity: str = "error"
-    regs: tuple[str, ...] = ()
-    short: str = ""  # a few words: "SRC0 bank 0 (v184, v184)"
+    _fields = ("rule", "message", "half", "severity", "regs", "short")
+
+    def __init__(self, rule: str, message: str, half: str | None = None, severity: str = "error",
+                 regs: tuple[str, ...] = (), short: str = ""):
+        d = self.__dict__
+        d["rule"] = rule
+        d["message"] = message
+        d["half"] = half
+        d["severity"] = severity
+        d["regs"] = regs
+        d["short"] = short
 
 
 # --------------------------------------------------------------------------- building halves
 
 
 # Halves are built for every VALU statement by several rules: these two make the common objects
-# without the frozen dataclasses' field-by-field __init__ (same fields, same values).
+# without a call to __init__ (same fields, same values).
 _new = object.__new__
-assert [f.name for f in fields(Src)] == ["kind", "text", "reg", "name", "value", "note", "col", "op"]
-assert [f.name for f in fields(Half)] == ["mnemonic", "written", "dst", "operands", "positions", "reads_dst",
-                                          "problems", "vopd", "commuted", "col"]
+
+
+_VGPR_NAMES = tuple(f"v{n}" for n in range(256))
 
 
 def _vgpr_src(text: str, reg: int, col: int | None, op: Operand) -> Src:
     s = _new(Src)
-    s.__dict__.update(kind="vgpr", text=text, reg=reg, name=f"v{reg}", value=None, note=None, col=col, op=op)
+    d = s.__dict__
+    d["kind"] = "vgpr"
+    d["text"] = text
+    d["reg"] = reg
+    d["name"] = _VGPR_NAMES[reg] if 0 <= reg < 256 else f"v{reg}"
+    d["value"] = None
+    d["note"] = None
+    d["col"] = col
+    d["op"] = op
     return s
 
 
 def _new_half(mnemonic, written, dst, operands, positions, reads_dst, problems, vopd, commuted, col) -> Half:
     h = _new(Half)
-    h.__dict__.update(mnemonic=mnemonic, written=written, dst=dst, operands=operands, positions=positions,
-                      reads_dst=reads_dst, problems=problems, vopd=vopd, commuted=commuted, col=col)
+    d = h.__dict__
+    d["mnemonic"] = mnemonic
+    d["written"] = written
+    d["dst"] = dst
+    d["operands"] = operands
+    d["positions"] = positions
+    d["reads_dst"] = reads_dst
+    d["problems"] = problems
+    d["vopd"] = vopd
+    d["commuted"] = commuted
+    d["col"] = col
     return h
 
 
@@ -543,27 +572,29 @@ def is_legal(x, y, order: str | None = None) -> bool:
 # --------------------------------------------------------------------------- forming pairs
 
 
-@dataclass(frozen=True)
-class PairAttempt:
-    x: Half
-    y: Half
-    violations: tuple[Violation, ...]
+class PairAttempt(FrozenRecord):
+    _fields = ("x", "y", "violations")
+
+    def __init__(self, x: Half, y: Half, violations: tuple[Violation, ...]):
+        d = self.__dict__
+        d["x"] = x
+        d["y"] = y
+        d["violations"] = violations
 
     @property
     def legal(self) -> bool:
         return not any(v.severity == "error" for v in self.violations)
 
 
-@dataclass(frozen=True)
-class Pairing:
+class Pairing(FrozenRecord):
     """The outcome of :func:`find_pairing` for two instructions ``first`` and ``second``
     (program order). ``best`` is a legal (X, Y) form if one exists, preferring the
     written operand order and ``first`` as X; ``attempts`` holds every form tried."""
 
-    first: Half
-    second: Half
-    best: PairAttempt | None
-    attempts: tuple[PairAttempt, ...] = field(default=())
+    _fields = ("first", "second", "best", "attempts")
+
+    def __init__(self, first: Half, second: Half, best: PairAttempt | None, attempts: tuple[PairAttempt, ...] = ()):
+        self.__dict__.update(first=first, second=second, best=best, attempts=attempts)
 
     @property
     def legal(self) -> bool:

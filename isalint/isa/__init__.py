@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
+from ..records import FrozenRecord
 from . import aliases
 
 __all__ = ["OperandSpec", "OpInfo", "lookup", "canonical", "all_mnemonics", "DATA_PATH"]
@@ -47,22 +47,23 @@ __all__ = ["OperandSpec", "OpInfo", "lookup", "canonical", "all_mnemonics", "DAT
 DATA_PATH = os.path.join(os.path.dirname(__file__), "rdna3.json")
 
 
-@dataclass(frozen=True)
-class OperandSpec:
+class OperandSpec(FrozenRecord):
     name: str   # field name: vdst, sdst, src0, vsrc1, src1, src2, addr, data0, saddr, sbase, sdata, simm16, ...
     role: str   # "def" | "use" | "defuse"
     bits: int   # width in bits (registers = max(1, bits // 32))
     kind: str   # "vgpr" | "sgpr" | "src" | "ssrc" | "imm" | "label" | "other"
-    optional: bool = False
-    mask: bool = False  # a lane mask: one SGPR in wave32, an SGPR pair in wave64
+    optional: bool
+    mask: bool  # a lane mask: one SGPR in wave32, an SGPR pair in wave64
 
-    @property
-    def regs(self) -> int:
-        return max(1, self.bits // 32)
+    _fields = ("name", "role", "bits", "kind", "optional", "mask")
+
+    def __init__(self, name: str, role: str, bits: int, kind: str, optional: bool = False, mask: bool = False):
+        # regs: the registers it names (derived, not a field)
+        self.__dict__.update(name=name, role=role, bits=bits, kind=kind, optional=optional, mask=mask,
+                             regs=max(1, bits // 32))
 
 
-@dataclass(frozen=True)
-class OpInfo:
+class OpInfo(FrozenRecord):
     mnemonic: str
     encoding: str
     klass: str
@@ -73,6 +74,16 @@ class OpInfo:
     vopd: str | None
     opcode: int
     is_trans: bool
+
+    _fields = ("mnemonic", "encoding", "klass", "operands", "implicit_defs", "implicit_uses", "counters", "vopd",
+               "opcode", "is_trans")
+
+    def __init__(self, mnemonic: str, encoding: str, klass: str, operands: tuple[OperandSpec, ...],
+                 implicit_defs: tuple[str, ...], implicit_uses: tuple[str, ...], counters: tuple[str, ...],
+                 vopd: str | None, opcode: int, is_trans: bool):
+        self.__dict__.update(mnemonic=mnemonic, encoding=encoding, klass=klass, operands=operands,
+                             implicit_defs=implicit_defs, implicit_uses=implicit_uses, counters=counters,
+                             vopd=vopd, opcode=opcode, is_trans=is_trans)
 
     def operands_for(self, count: int) -> tuple[OperandSpec, ...] | None:
         """The operand specs for a line written with ``count`` operands, or None if none fits.
@@ -172,11 +183,18 @@ def lookup(mnemonic: str) -> OpInfo | None:
 
     A name LLVM accepts as an alias of a gfx11 opcode (``ds_read_b128``, ``v_add_u32_e32``) gives
     the canonical opcode's OpInfo, whose ``mnemonic`` is the canonical spelling."""
-    key = mnemonic.strip().lower()
     try:
-        return _CACHE[key]
+        return _CACHE[mnemonic]  # the parser's spelling: already stripped and lowercase
     except KeyError:
         pass
+    key = mnemonic.strip().lower()
+    try:
+        info = _CACHE[key]
+    except KeyError:
+        pass
+    else:
+        _CACHE[mnemonic] = info
+        return info
     row = _row(key)
     if row is not None:
         info = _make(key, row)

@@ -1,31 +1,52 @@
 """Basic blocks, control-flow edges and natural loops."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import Record
 
 
-@dataclass
-class Block:
+class Block(Record):
     id: int
     first: int  # first instruction index
     last: int  # one past the last instruction index
-    label: str | None = None
-    succs: list[int] = field(default_factory=list)
-    preds: list[int] = field(default_factory=list)
+    label: str | None
+    succs: list[int]
+    preds: list[int]
+
+    _fields = ("id", "first", "last", "label", "succs", "preds")
+
+    def __init__(self, id: int, first: int, last: int, label: str | None = None, succs: list[int] | None = None,
+                 preds: list[int] | None = None):
+        self.id = id
+        self.first = first
+        self.last = last
+        self.label = label
+        self.succs = [] if succs is None else succs
+        self.preds = [] if preds is None else preds
 
     def indices(self) -> range:
         return range(self.first, self.last)
 
 
-@dataclass
-class Loop:
+class Loop(Record):
     header: int  # block id
     latch: int  # block id of the back edge's source
     blocks: set[int]
-    depth: int = 1
-    parent: Loop | None = None
-    children: list[Loop] = field(default_factory=list)
-    label: str | None = None
+    depth: int
+    parent: Loop | None
+    children: list[Loop]
+    label: str | None
+
+    _fields = ("header", "latch", "blocks", "depth", "parent", "children", "label")
+
+    def __init__(self, header: int, latch: int, blocks: set[int], depth: int = 1, parent: Loop | None = None,
+                 children: list[Loop] | None = None, label: str | None = None):
+        self.header = header
+        self.latch = latch
+        self.blocks = blocks
+        self.depth = depth
+        self.parent = parent
+        self.children = [] if children is None else children
+        self.label = label
 
     @property
     def innermost(self) -> bool:
@@ -38,12 +59,20 @@ class Loop:
         return out
 
 
-@dataclass
-class CFG:
+class CFG(Record):
     blocks: list[Block]
     block_of: list[int]  # instruction index -> block id
     loops: list[Loop]
-    innermost: list[Loop | None] = field(default_factory=list)  # block id -> its innermost loop
+    innermost: list[Loop | None]  # block id -> its innermost loop
+
+    _fields = ("blocks", "block_of", "loops", "innermost")
+
+    def __init__(self, blocks: list[Block], block_of: list[int], loops: list[Loop],
+                 innermost: list[Loop | None] | None = None):
+        self.blocks = blocks
+        self.block_of = block_of
+        self.loops = loops
+        self.innermost = [None] * len(blocks) if innermost is None else innermost
 
     def loop_of(self, index: int) -> Loop | None:
         """The innermost loop containing instruction ``index``."""

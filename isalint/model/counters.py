@@ -37,8 +37,8 @@ API (everything the rule WAIT001 and the fix passes need):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
+from ..records import FrozenRecord, Record
 from .waitcnt import wait_thresholds
 
 CAP = 63  # the largest count a 6-bit counter field can wait for
@@ -52,26 +52,39 @@ OUT_OF_ORDER = frozenset({"smem", "msg", "flat"})
 LOCKS = frozenset({"exp"})
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(FrozenRecord):
     """One counter increment made by an instruction."""
 
     counter: str
     cls: str
-    writes: tuple[str, ...] = ()  # registers written when the op completes
-    locks: tuple[str, ...] = ()  # registers the op still reads after issue
+    writes: tuple[str, ...]  # registers written when the op completes
+    locks: tuple[str, ...]  # registers the op still reads after issue
+
+    __slots__ = _fields = ("counter", "cls", "writes", "locks")
+
+    def __init__(self, counter: str, cls: str, writes: tuple[str, ...] = (), locks: tuple[str, ...] = ()):
+        setattr_ = object.__setattr__
+        setattr_(self, "counter", counter)
+        setattr_(self, "cls", cls)
+        setattr_(self, "writes", writes)
+        setattr_(self, "locks", locks)
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(FrozenRecord):
     """A register an op in flight holds: ``k`` later ops surely complete after it."""
 
     k: int
     origin: int  # instruction index of the op
 
+    __slots__ = _fields = ("k", "origin")
 
-@dataclass(frozen=True, slots=True)
-class Hazard:
+    def __init__(self, k: int, origin: int):
+        setattr_ = object.__setattr__
+        setattr_(self, "k", k)
+        setattr_(self, "origin", origin)
+
+
+class Hazard(FrozenRecord):
     """A register used before the wait that guarantees its op completed."""
 
     index: int  # the instruction that uses the register
@@ -81,6 +94,18 @@ class Hazard:
     k: int  # the instruction needs ``counter(k)`` (or stricter) before it
     origin: int  # the op in flight
     kind: str  # "read" | "write"
+
+    __slots__ = _fields = ("index", "reg", "counter", "cls", "k", "origin", "kind")
+
+    def __init__(self, index: int, reg: str, counter: str, cls: str, k: int, origin: int, kind: str):
+        setattr_ = object.__setattr__
+        setattr_(self, "index", index)
+        setattr_(self, "reg", reg)
+        setattr_(self, "counter", counter)
+        setattr_(self, "cls", cls)
+        setattr_(self, "k", k)
+        setattr_(self, "origin", origin)
+        setattr_(self, "kind", kind)
 
 
 def _slot_regs(instr, roles: tuple[str, ...], names: tuple[str, ...] | None = None) -> tuple[str, ...]:
@@ -296,17 +321,29 @@ class CounterState:
         return changed
 
 
-@dataclass
-class CounterAnalysis:
+class CounterAnalysis(Record):
     """The counter state at every block entry of a program, at the fixed point."""
 
     program: object
     block_in: list[CounterState]
-    hazards: list[Hazard] = field(default_factory=list)
-    resolve: str = "zero"
+    hazards: list[Hazard]
+    resolve: str
     # block -> {index: the state before it}, for the indices asked for (and the block's first)
-    _before: dict[int, dict[int, CounterState]] = field(default_factory=dict, repr=False)
-    _last: dict[int, int] = field(default_factory=dict, repr=False)  # block -> largest index in _before
+    _before: dict[int, dict[int, CounterState]]
+    _last: dict[int, int]  # block -> largest index in _before
+
+    _fields = ("program", "block_in", "hazards", "resolve", "_before", "_last")
+    _no_repr = frozenset({"_before", "_last"})
+
+    def __init__(self, program: object, block_in: list[CounterState], hazards: list[Hazard] | None = None,
+                 resolve: str = "zero", _before: dict[int, dict[int, CounterState]] | None = None,
+                 _last: dict[int, int] | None = None):
+        self.program = program
+        self.block_in = block_in
+        self.hazards = [] if hazards is None else hazards
+        self.resolve = resolve
+        self._before = {} if _before is None else _before
+        self._last = {} if _last is None else _last
 
     def state_before(self, index: int) -> CounterState:
         """A copy of the state just before instruction ``index`` (after earlier ones in its block)."""
@@ -515,11 +552,18 @@ def _reverse_postorder(cfg) -> list[int]:
 
 # -- wait planning for rewrite passes -------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class PlannedWait:
+class PlannedWait(FrozenRecord):
     position: int  # insert the wait before sequence[position]
     thresholds: dict  # {counter: n}, the loosest values that make the instruction safe
     hazards: tuple  # the Hazards the wait resolves
+
+    __slots__ = _fields = ("position", "thresholds", "hazards")
+
+    def __init__(self, position: int, thresholds: dict, hazards: tuple):
+        setattr_ = object.__setattr__
+        setattr_(self, "position", position)
+        setattr_(self, "thresholds", thresholds)
+        setattr_(self, "hazards", hazards)
 
 
 def plan_waits(sequence: Sequence, state: CounterState | None = None, *, keep_existing: bool = True,

@@ -25,8 +25,7 @@ Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..records import FrozenRecord, Record
 from .liveness import ignorable_reads, liveness, vgpr_number
 
 
@@ -43,53 +42,78 @@ DROPPED_IN_BLOCK = {"delay"}
 PRIORITY, CLAUSE = "s_setprio", "s_clause"
 
 
-@dataclass(frozen=True)
-class Fma:
+class Fma(FrozenRecord):
     index: int  # instruction index
     stmt: int  # statement within the instruction (0, or 1 for the Y half)
     acc: int  # accumulator VGPR number
     srcs: tuple[int, int]  # the two source VGPR numbers as written
 
+    _fields = ("index", "stmt", "acc", "srcs")
 
-@dataclass
-class Load:
+    def __init__(self, index: int, stmt: int, acc: int, srcs: tuple[int, int]):
+        self.__dict__.update(index=index, stmt=stmt, acc=acc, srcs=srcs)
+
+
+class Load(Record):
     index: int  # instruction index
     regs: list[int]  # destination VGPRs, one per dword, in LDS address order
     addr: str  # the address operand as written
     offset: int  # the byte offset modifier (0 when absent)
-    side: str = ""  # "A" or "B"
-    order: int = 0  # position among the block's loads
+    side: str  # "A" or "B"
+    order: int  # position among the block's loads
+
+    _fields = ("index", "regs", "addr", "offset", "side", "order")
+
+    def __init__(self, index: int, regs: list[int], addr: str, offset: int, side: str = "", order: int = 0):
+        self.index = index
+        self.regs = regs
+        self.addr = addr
+        self.offset = offset
+        self.side = side
+        self.order = order
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(FrozenRecord):
     """One dword loaded from LDS and read by FMAs."""
 
     load: int  # position of its load in FmaBlock.loads
     dword: int  # dword within that load
     reg: int  # original VGPR
 
+    _fields = ("load", "dword", "reg")
+
+    def __init__(self, load: int, dword: int, reg: int):
+        self.__dict__.update(load=load, dword=dword, reg=reg)
+
     @property
     def key(self) -> tuple[int, int]:
         return (self.load, self.dword)
 
 
-@dataclass
-class Phase:
+class Phase(Record):
     """One outer product of the block: every accumulator is updated once per phase."""
 
     index: int
     a_values: list[Value]  # in (load, dword) order: pairs are (0, 1), (2, 3), ...
     b_values: list[Value]
     cells: dict[tuple[tuple[int, int], tuple[int, int]], int]  # (A value key, B value key) -> acc VGPR
-    loads: list[int] = field(default_factory=list)  # positions in FmaBlock.loads
+    loads: list[int]  # positions in FmaBlock.loads
+
+    _fields = ("index", "a_values", "b_values", "cells", "loads")
+
+    def __init__(self, index: int, a_values: list[Value], b_values: list[Value],
+                 cells: dict[tuple[tuple[int, int], tuple[int, int]], int], loads: list[int] | None = None):
+        self.index = index
+        self.a_values = a_values
+        self.b_values = b_values
+        self.cells = cells
+        self.loads = [] if loads is None else loads
 
     def acc(self, ai: int, bi: int) -> int:
         return self.cells[(self.a_values[ai].key, self.b_values[bi].key)]
 
 
-@dataclass
-class FmaBlock:
+class FmaBlock(Record):
     loop: object
     label: str
     block: int  # the basic block holding the FMAs
@@ -99,15 +123,41 @@ class FmaBlock:
     phases: list[Phase]
     first: int  # body position of the first FMA instruction
     last: int  # body position of the last FMA instruction
-    moved: list[int] = field(default_factory=list)  # instr indices inside the FMA span moved after it
-    dropped: list[int] = field(default_factory=list)  # waits / hints inside the span that are re-derived
-    value_regs: set[int] = field(default_factory=set)
-    accs: list[int] = field(default_factory=list)
-    whole_loop: bool = True  # the block is the whole loop (its own back edge)
-    kept_waits: set[int] = field(default_factory=set)  # waits moved whole with a barrier after the FMAs
-    priorities: list[int] = field(default_factory=list)  # s_setprio among the FMAs, in order
-    clauses: dict[int, list[int]] = field(default_factory=dict)  # s_clause (anywhere in the body) -> the
+    moved: list[int]  # instr indices inside the FMA span moved after it
+    dropped: list[int]  # waits / hints inside the span that are re-derived
+    value_regs: set[int]
+    accs: list[int]
+    whole_loop: bool  # the block is the whole loop (its own back edge)
+    kept_waits: set[int]  # waits moved whole with a barrier after the FMAs
+    priorities: list[int]  # s_setprio among the FMAs, in order
+    clauses: dict[int, list[int]]  # s_clause (anywhere in the body) -> the
     # block loads it covers, when it covers only block loads
+
+    _fields = ("loop", "label", "block", "body", "fmas", "loads", "phases", "first", "last", "moved", "dropped",
+               "value_regs", "accs", "whole_loop", "kept_waits", "priorities", "clauses")
+
+    def __init__(self, loop: object, label: str, block: int, body: list[int], fmas: list[Fma], loads: list[Load],
+                 phases: list[Phase], first: int, last: int, moved: list[int] | None = None,
+                 dropped: list[int] | None = None, value_regs: set[int] | None = None,
+                 accs: list[int] | None = None, whole_loop: bool = True, kept_waits: set[int] | None = None,
+                 priorities: list[int] | None = None, clauses: dict[int, list[int]] | None = None):
+        self.loop = loop
+        self.label = label
+        self.block = block
+        self.body = body
+        self.fmas = fmas
+        self.loads = loads
+        self.phases = phases
+        self.first = first
+        self.last = last
+        self.moved = [] if moved is None else moved
+        self.dropped = [] if dropped is None else dropped
+        self.value_regs = set() if value_regs is None else value_regs
+        self.accs = [] if accs is None else accs
+        self.whole_loop = whole_loop
+        self.kept_waits = set() if kept_waits is None else kept_waits
+        self.priorities = [] if priorities is None else priorities
+        self.clauses = {} if clauses is None else clauses
 
     @property
     def fma_instrs(self) -> list[int]:

@@ -14,7 +14,7 @@ weighed), so an instruction's executions are the product of its enclosing loops'
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import FrozenRecord
 
 ASSUMED_TRIPS = 16  # iterations of a loop whose count the code does not state
 _MAX_SIMULATED = 1 << 16
@@ -22,12 +22,16 @@ _VALU = ("valu", "trans", "vopd")
 _MASK = 0xFFFFFFFF
 
 
-@dataclass(frozen=True)
-class Executions:
+class Executions(FrozenRecord):
     """Executions per wave of one place in the code."""
 
     count: int
     known: bool  # every enclosing loop's trip count was inferred
+
+    _fields = ("count", "known")
+
+    def __init__(self, count: int, known: bool):
+        self.__dict__.update(count=count, known=known)
 
     def text(self) -> str:
         return f"{self.count}" if self.known else f"~{self.count}"

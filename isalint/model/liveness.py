@@ -59,41 +59,36 @@ def bit(reg: str) -> int:
     return b
 
 
+_ONE: dict[str, int] = {}  # register name -> 1 << bit(name)
+
+
 def mask(regs: Iterable[str]) -> int:
     m = 0
+    one = _ONE
     for r in regs:
-        m |= 1 << bit(r)
+        b = one.get(r)
+        if b is None:
+            b = one[r] = 1 << bit(r)
+        m |= b
     return m
 
 
+def _set_bits(m: int) -> list[int]:
+    """The numbers of the bits set in ``m``, ascending."""
+    return [n for n, c in enumerate(reversed(bin(m))) if c == "1"] if m else []
+
+
 def names(m: int) -> frozenset[str]:
-    out = []
-    while m:
-        low = m & -m
-        out.append(_NAMES[low.bit_length() - 1])
-        m ^= low
-    return frozenset(out)
+    return frozenset(_NAMES[b] for b in _set_bits(m))
 
 
 def vgpr_numbers(m: int) -> list[int]:
-    m &= VGPR_MASK
-    out = []
-    while m:
-        low = m & -m
-        out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+    return _set_bits(m & VGPR_MASK)
 
 
 def sgpr_numbers(m: int) -> list[int]:
     """The SGPR numbers (s0-s105) in a mask."""
-    m = (m >> 256) & SGPR_MASK
-    out = []
-    while m:
-        low = m & -m
-        out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+    return _set_bits((m >> 256) & SGPR_MASK)
 
 
 def vgpr_number(reg: str) -> int | None:
@@ -145,6 +140,17 @@ def _written_regs(instr) -> list[str]:
     return regs
 
 
+_NARROW: dict[str, frozenset[str]] = {}  # mnemonic -> its operands narrower than 32 bits
+
+
+def _narrow(info) -> frozenset[str]:
+    names = _NARROW.get(info.mnemonic)
+    if names is None:
+        bits = {spec.name: spec.bits for spec in info.operands}
+        names = _NARROW[info.mnemonic] = frozenset(n for n, b in bits.items() if b < 32)
+    return names
+
+
 def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     """(use, kill, def) masks of one instruction."""
     if instr.opaque:
@@ -153,15 +159,17 @@ def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     if instr.opcode in _CALLS:
         use |= all_mask
     defs = mask(instr.defs)
+    if not defs:
+        return use, 0, 0
     partial = 0
-    for stmt, info, slots in zip(instr.stmts, instr.infos, instr.slots):
+    for info, slots in zip(instr.infos, instr.slots):
         if info is None:
             continue
         d16 = "_d16" in info.mnemonic
-        bits = {spec.name: spec.bits for spec in info.operands}
+        narrow = _narrow(info)
         for slot in slots:
-            if slot.role in ("def", "defuse") and (
-                    d16 or slot.operand.half or bits.get(slot.name, 32) < 32):
+            if slot.role != "use" and slot.role in ("def", "defuse") and (
+                    d16 or slot.operand.half or slot.name in narrow):
                 partial |= mask(slot.regs)
     return use, defs & ~partial, defs
 
@@ -174,11 +182,16 @@ class Liveness:
         cfg = program.cfg()
         self.cfg = cfg
         instrs = program.instrs
+        # every register read or written; a call reads them all
+        triples = [instr_masks(ins, 0) for ins in instrs]
         all_mask = 0
-        for ins in instrs:
-            all_mask |= mask(ins.uses) | mask(ins.defs) | (mask(_written_regs(ins)) if ins.opaque else 0)
+        for use, _, defs in triples:
+            all_mask |= use | defs
         self.all_mask = all_mask
-        triples = [instr_masks(ins, all_mask) for ins in instrs]
+        for n, ins in enumerate(instrs):
+            if not ins.opaque and ins.opcode in _CALLS:
+                use, kill, defs = triples[n]
+                triples[n] = (use | all_mask, kill, defs)
         self.use_mask = [t[0] for t in triples]
         self.kill_mask = [t[1] for t in triples]
         self.def_mask = [t[2] for t in triples]

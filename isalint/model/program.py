@@ -7,11 +7,11 @@ through that data.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..isa import OpInfo, OperandSpec, lookup
 from ..parse.nodes import Line, Operand, Statement
 from ..parse.source import InputError, SourceFile
+from ..records import Record
 
 DEFAULT_TARGET = "gfx1100"
 _TARGET = re.compile(r'"?amdgcn-amd-amdhsa--(gfx\w+)')
@@ -27,8 +27,7 @@ _COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByt
                            r"NumSGPRsForWavesPerEU):\s*(\d{1,18})(?!\d)")
 
 
-@dataclass(slots=True)
-class Slot:
+class Slot(Record):
     """One written operand matched to its role in the ISA data."""
 
     name: str  # the ISA field name: vdst, src0, vsrc1, addr, data0, ...
@@ -36,9 +35,16 @@ class Slot:
     operand: Operand
     regs: list[str]
 
+    __slots__ = _fields = ("name", "role", "operand", "regs")
 
-@dataclass(slots=True)
-class Instr:
+    def __init__(self, name: str, role: str, operand: Operand, regs: list[str]):
+        self.name = name
+        self.role = role
+        self.operand = operand
+        self.regs = regs
+
+
+class Instr(Record):
     index: int
     line: Line
     stmts: list[Statement]
@@ -48,9 +54,28 @@ class Instr:
     uses: list[str]
     klass: str
     counters: tuple[str, ...]
-    problem: str | None = None  # why the instruction is opaque (unknown opcode, bad operands)
-    problem_col: int = 1
-    block: int = -1
+    problem: str | None  # why the instruction is opaque (unknown opcode, bad operands)
+    problem_col: int
+    block: int
+
+    __slots__ = _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters",
+                           "problem", "problem_col", "block")
+
+    def __init__(self, index: int, line: Line, stmts: list[Statement], infos: list[OpInfo | None],
+                 slots: list[list[Slot]], defs: list[str], uses: list[str], klass: str, counters: tuple[str, ...],
+                 problem: str | None = None, problem_col: int = 1, block: int = -1):
+        self.index = index
+        self.line = line
+        self.stmts = stmts
+        self.infos = infos
+        self.slots = slots
+        self.defs = defs
+        self.uses = uses
+        self.klass = klass
+        self.counters = counters
+        self.problem = problem
+        self.problem_col = problem_col
+        self.block = block
 
     @property
     def mnemonic(self) -> str:
@@ -101,16 +126,30 @@ class Instr:
         return self.klass == "endpgm" or self.opcode in ("s_setpc_b64", "s_endpgm_saved", "s_trap")
 
 
-@dataclass
-class Kernel:
+class Kernel(Record):
     name: str
     first: int  # index of the first instruction
     last: int  # index one past the last instruction
-    descriptor: dict[str, int] = field(default_factory=dict)
-    descriptor_lines: dict[str, Line] = field(default_factory=dict)
-    program: Program | None = field(default=None, repr=False)
-    comment_facts: dict[str, tuple[int, Line]] = field(default_factory=dict)
-    symbol_line: Line | None = None
+    descriptor: dict[str, int]
+    descriptor_lines: dict[str, Line]
+    program: Program | None
+    comment_facts: dict[str, tuple[int, Line]]
+    symbol_line: Line | None
+
+    _fields = ("name", "first", "last", "descriptor", "descriptor_lines", "program", "comment_facts", "symbol_line")
+    _no_repr = frozenset({"program"})
+
+    def __init__(self, name: str, first: int, last: int, descriptor: dict[str, int] | None = None,
+                 descriptor_lines: dict[str, Line] | None = None, program: Program | None = None,
+                 comment_facts: dict[str, tuple[int, Line]] | None = None, symbol_line: Line | None = None):
+        self.name = name
+        self.first = first
+        self.last = last
+        self.descriptor = {} if descriptor is None else descriptor
+        self.descriptor_lines = {} if descriptor_lines is None else descriptor_lines
+        self.program = program
+        self.comment_facts = {} if comment_facts is None else comment_facts
+        self.symbol_line = symbol_line
 
     @property
     def metadata(self) -> dict | None:
@@ -128,19 +167,36 @@ class Kernel:
         return bool(self.descriptor.get(".amdhsa_workgroup_processor_mode", 1))
 
 
-@dataclass
-class Program:
+class Program(Record):
     source: SourceFile
     target: str
     instrs: list[Instr]
     labels: dict[str, int]  # label -> index of the instruction that follows it
     label_lines: dict[str, Line]
     kernels: list[Kernel]
-    metadata_text: str | None = None
-    wave64: bool = False  # the file's kernels run in wave64 (.amdhsa_wavefront_size32 0)
-    _cfg: object = None
-    _metadata: dict | None = None
-    limits: list = field(default_factory=list)  # model.limits.LimitReached: analyses that gave up
+    metadata_text: str | None
+    wave64: bool  # the file's kernels run in wave64 (.amdhsa_wavefront_size32 0)
+    _cfg: object
+    _metadata: dict | None
+    limits: list  # model.limits.LimitReached: analyses that gave up (not a field: a copy starts afresh)
+
+    _fields = ("source", "target", "instrs", "labels", "label_lines", "kernels", "metadata_text", "wave64", "_cfg",
+               "_metadata")
+
+    def __init__(self, source: SourceFile, target: str, instrs: list[Instr], labels: dict[str, int],
+                 label_lines: dict[str, Line], kernels: list[Kernel], metadata_text: str | None = None,
+                 wave64: bool = False, _cfg: object = None, _metadata: dict | None = None):
+        self.source = source
+        self.target = target
+        self.instrs = instrs
+        self.labels = labels
+        self.label_lines = label_lines
+        self.kernels = kernels
+        self.metadata_text = metadata_text
+        self.wave64 = wave64
+        self._cfg = _cfg
+        self._metadata = _metadata
+        self.limits = []
 
     @property
     def path(self) -> str:
@@ -478,6 +534,8 @@ def _dedup(regs: list[str]) -> list[str]:
 
 
 _REGISTER_KINDS = frozenset(("vgpr", "sgpr", "ttmp", "special"))
+_MEMORY_ENCODINGS = frozenset(("GLOBAL", "SCRATCH", "FLAT"))
+_BUFFER_ENCODINGS = frozenset(("MUBUF", "MTBUF", "MIMG"))
 
 
 class OperandMismatch(ValueError):
@@ -494,15 +552,19 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
     (RDNA3 ISA guide, 10.x "Global memory": saddr + 32-bit vgpr offset), and the
     call-like operands of s_waitcnt / s_delay_alu which carry no registers.
     """
-    written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
-    if not info.operands:
+    specs = info.operands
+    if not specs:
         return []
-    fitting = info.operands_for(len(written))
-    specs = fitting if fitting is not None else info.operands
-    if info.encoding in ("GLOBAL", "SCRATCH", "FLAT"):
+    written = [op for op in stmt.operands if op.kind != "func" or op.file in ("hwreg", "sendmsg")]
+    if len(specs) != len(written):
+        fitting = info.operands_for(len(written))
+        if fitting is not None:
+            specs = fitting
+    encoding = info.encoding
+    if encoding in _MEMORY_ENCODINGS:
         specs = _memory_specs(list(specs), written)
-    elif info.encoding in ("MUBUF", "MTBUF", "MIMG"):
-        specs = _buffer_specs(list(specs), stmt, info.encoding)
+    elif encoding in _BUFFER_ENCODINGS:
+        specs = _buffer_specs(list(specs), stmt, encoding)
     if wave64 and any(s.mask for s in specs):
         specs = [OperandSpec(s.name, s.role, 64, s.kind, s.optional, True) if s.mask else s for s in specs]
     if len(written) > len(specs):
@@ -512,7 +574,15 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
             info.klass not in ("waitcnt", "delay", "nop"):
         end = stmt.end_col
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
-    return [Slot(spec.name, spec.role, op, _operand_registers(op, spec, stmt)) for op, spec in zip(written, specs)]
+    slots = []
+    for op, spec in zip(written, specs):
+        kind = op.kind
+        if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
+            regs = op.registers()
+        else:
+            regs = _operand_registers(op, spec, stmt)
+        slots.append(Slot(spec.name, spec.role, op, regs))
+    return slots
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:
@@ -547,7 +617,7 @@ def _operand_registers(op: Operand, spec: OperandSpec, stmt: Statement) -> list[
         return []  # a buffer access with neither idxen nor offen
     if kind not in _REGISTER_KINDS:
         return []
-    width = max(1, spec.bits // 32)
+    width = spec.regs
     if kind == "special":
         return op.registers(width)
     if op.count != width and not (op.half and width == 1):

@@ -17,10 +17,10 @@ declared counts.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..hw.occupancy import Occupancy, occupancy_for
 from ..hw.registers import SYSTEM_SGPR_FIELDS, VCC_SGPRS
+from ..records import Record
 from .lanes.lds import ds_shape
 
 _COMMENT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
@@ -30,8 +30,7 @@ _INDIRECT = ("v_movrels", "v_movreld", "v_movrelsd", "s_movrels", "s_movreld")
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64")
 
 
-@dataclass
-class Field:
+class Field(Record):
     """One declared number and the line (and column span) that holds it."""
 
     value: int
@@ -39,19 +38,43 @@ class Field:
     start: int  # 0-based offset of the number in line.text
     end: int
 
+    _fields = ("value", "line", "start", "end")
 
-@dataclass
-class KernelResources:
+    def __init__(self, value: int, line: object, start: int, end: int):
+        self.value = value
+        self.line = line
+        self.start = start
+        self.end = end
+
+
+class KernelResources(Record):
     kernel: object
-    max_vgpr: int = -1
-    vgpr_at: object = None  # first instruction that uses max_vgpr
-    max_sgpr: int = -1
-    sgpr_at: object = None
-    uses_vcc: bool = False
-    lds_min: int = 0  # bytes certainly addressed
-    lds_at: object = None
-    lane_masks: list = field(default_factory=list)  # (instr, operand text, width) of lane-mask operands
-    unknown: list[str] = field(default_factory=list)  # why the usage may be incomplete
+    max_vgpr: int
+    vgpr_at: object  # first instruction that uses max_vgpr
+    max_sgpr: int
+    sgpr_at: object
+    uses_vcc: bool
+    lds_min: int  # bytes certainly addressed
+    lds_at: object
+    lane_masks: list  # (instr, operand text, width) of lane-mask operands
+    unknown: list[str]  # why the usage may be incomplete
+
+    _fields = ("kernel", "max_vgpr", "vgpr_at", "max_sgpr", "sgpr_at", "uses_vcc", "lds_min", "lds_at",
+               "lane_masks", "unknown")
+
+    def __init__(self, kernel: object, max_vgpr: int = -1, vgpr_at: object = None, max_sgpr: int = -1,
+                 sgpr_at: object = None, uses_vcc: bool = False, lds_min: int = 0, lds_at: object = None,
+                 lane_masks: list | None = None, unknown: list[str] | None = None):
+        self.kernel = kernel
+        self.max_vgpr = max_vgpr
+        self.vgpr_at = vgpr_at
+        self.max_sgpr = max_sgpr
+        self.sgpr_at = sgpr_at
+        self.uses_vcc = uses_vcc
+        self.lds_min = lds_min
+        self.lds_at = lds_at
+        self.lane_masks = [] if lane_masks is None else lane_masks
+        self.unknown = [] if unknown is None else unknown
 
     @property
     def vgprs(self) -> int:
@@ -113,6 +136,7 @@ _LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"
 
 def kernel_resources(program, kernel) -> KernelResources:
     res = KernelResources(kernel)
+    known = _REG_NUM
     for ins in program.instrs[kernel.first:kernel.last]:
         if ins.opaque:
             res.unknown.append(f"line {ins.lineno} cannot be decoded")
@@ -121,30 +145,44 @@ def kernel_resources(program, kernel) -> KernelResources:
         if ins.opcode in _CALLS:
             res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
         # the highest VGPR and SGPR the instruction names: its model registers and every operand as written
-        top = {"v": -1, "s": -1, "vcc": -1}
+        top_v = top_s = -1
+        vcc = False
         for regs in (ins.uses, ins.defs):
             for r in regs:
-                got = _reg_num(r)
-                if got is not None and got[1] > top[got[0]]:
-                    top[got[0]] = got[1]
+                got = known.get(r, False)
+                if got is False:
+                    got = _reg_num(r)
+                if got is not None:
+                    file, n = got
+                    if file == "v":
+                        if n > top_v:
+                            top_v = n
+                    elif file == "s":
+                        if n > top_s:
+                            top_s = n
+                    else:
+                        vcc = True
         for stmt in ins.stmts:
             for op in stmt.operands:
                 kind = op.kind
-                if kind == "vgpr" or kind == "sgpr":
-                    if op.count > 0 and op.first + op.count - 1 > top[op.file]:
-                        top[op.file] = op.first + op.count - 1
+                if kind == "vgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top_v:
+                        top_v = op.first + op.count - 1
+                elif kind == "sgpr":
+                    if op.count > 0 and op.first + op.count - 1 > top_s:
+                        top_s = op.first + op.count - 1
                 elif kind == "special":
                     for r in op.registers():
                         if r.startswith("vcc"):
-                            top["vcc"] = 0
+                            vcc = True
                     if op.file in _LANE_MASKS:
                         res.lane_masks.append((ins, op.text, op.file))
-        if top["vcc"] >= 0:
+        if vcc:
             res.uses_vcc = True
-        if top["v"] > res.max_vgpr:
-            res.max_vgpr, res.vgpr_at = top["v"], ins
-        if top["s"] > res.max_sgpr:
-            res.max_sgpr, res.sgpr_at = top["s"], ins
+        if top_v > res.max_vgpr:
+            res.max_vgpr, res.vgpr_at = top_v, ins
+        if top_s > res.max_sgpr:
+            res.max_sgpr, res.sgpr_at = top_s, ins
         if ins.klass == "lds":
             ext = _ds_extent(ins)
             if ext > res.lds_min:

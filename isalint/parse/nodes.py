@@ -6,7 +6,7 @@ the character it is about.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import Record
 
 # Named scalar registers of gfx11 and the registers they expand to (wave32).
 SPECIAL_REGISTERS: dict[str, tuple[str, ...]] = {
@@ -41,20 +41,27 @@ SPECIAL_REGISTERS: dict[str, tuple[str, ...]] = {
 _NAMES: dict[tuple[str, int, int], tuple[str, ...]] = {}  # (file, first, count) -> register names
 
 
-@dataclass(slots=True)
-class Operand:
-    """One operand as written, e.g. ``v[184:187]``, ``-|v3|``, ``0x210``, ``.LBB0_3``."""
+class Operand(Record):
+    """One operand as written, e.g. ``v[184:187]``, ``-|v3|``, ``0x210``, ``.LBB0_3``.
 
-    text: str
-    col: int
-    kind: str  # vgpr | sgpr | ttmp | special | int | float | label | off | func | expr
-    file: str | None = None  # "v", "s", "ttmp" or the special register's name
-    first: int = 0
-    count: int = 0
-    value: int | float | None = None
-    neg: bool = False
-    abs: bool = False
-    half: str | None = None  # ".l" / ".h" of a 16-bit register operand
+    ``kind``: vgpr | sgpr | ttmp | special | int | float | label | off | func | expr; ``file``: "v",
+    "s", "ttmp" or the special register's name; ``half``: ".l" / ".h" of a 16-bit register operand.
+    """
+
+    __slots__ = _fields = ("text", "col", "kind", "file", "first", "count", "value", "neg", "abs", "half")
+
+    def __init__(self, text: str, col: int, kind: str, file: str | None = None, first: int = 0, count: int = 0,
+                 value: int | float | None = None, neg: bool = False, abs: bool = False, half: str | None = None):
+        self.text = text
+        self.col = col
+        self.kind = kind
+        self.file = file
+        self.first = first
+        self.count = count
+        self.value = value
+        self.neg = neg
+        self.abs = abs
+        self.half = half
 
     @property
     def is_register(self) -> bool:
@@ -79,14 +86,16 @@ class Operand:
         return []
 
 
-@dataclass(slots=True)
-class Modifier:
+class Modifier(Record):
     """A trailing modifier such as ``offset:64``, ``glc`` or ``quad_perm:[2,2,0,1]``."""
 
-    text: str
-    col: int
-    name: str
-    value: str | None = None
+    __slots__ = _fields = ("text", "col", "name", "value")
+
+    def __init__(self, text: str, col: int, name: str, value: str | None = None):
+        self.text = text
+        self.col = col
+        self.name = name
+        self.value = value
 
     def int_value(self) -> int | None:
         if self.value is None:
@@ -97,15 +106,19 @@ class Modifier:
             return None
 
 
-@dataclass(slots=True)
-class Statement:
-    """One machine instruction, or one half of a VOPD pair."""
+class Statement(Record):
+    """One machine instruction, or one half of a VOPD pair (``end_col``: the column just past its last
+    character)."""
 
-    mnemonic: str
-    col: int
-    operands: list[Operand] = field(default_factory=list)
-    modifiers: list[Modifier] = field(default_factory=list)
-    end_col: int = 0  # column just past the statement's last character
+    __slots__ = _fields = ("mnemonic", "col", "operands", "modifiers", "end_col")
+
+    def __init__(self, mnemonic: str, col: int, operands: list[Operand] | None = None,
+                 modifiers: list[Modifier] | None = None, end_col: int = 0):
+        self.mnemonic = mnemonic
+        self.col = col
+        self.operands = [] if operands is None else operands
+        self.modifiers = [] if modifiers is None else modifiers
+        self.end_col = end_col
 
     def modifier(self, name: str) -> Modifier | None:
         for m in self.modifiers:
@@ -114,22 +127,28 @@ class Statement:
         return None
 
 
-@dataclass(slots=True)
-class Line:
-    """One physical line of the file. ``text`` excludes the line ending in ``eol``."""
+class Line(Record):
+    """One physical line of the file. ``text`` excludes the line ending in ``eol``; ``kind``: blank |
+    comment | label | directive | instruction | metadata | unknown."""
 
-    number: int
-    text: str
-    eol: str
-    kind: str  # blank | comment | label | directive | instruction | metadata | unknown
-    statements: list[Statement] = field(default_factory=list)
-    label: str | None = None
-    directive: str | None = None
-    args: str = ""
-    comment: str | None = None
-    comment_col: int = 0
-    error: str | None = None
-    error_col: int = 1
+    __slots__ = _fields = ("number", "text", "eol", "kind", "statements", "label", "directive", "args", "comment",
+                           "comment_col", "error", "error_col")
+
+    def __init__(self, number: int, text: str, eol: str, kind: str, statements: list[Statement] | None = None,
+                 label: str | None = None, directive: str | None = None, args: str = "", comment: str | None = None,
+                 comment_col: int = 0, error: str | None = None, error_col: int = 1):
+        self.number = number
+        self.text = text
+        self.eol = eol
+        self.kind = kind
+        self.statements = [] if statements is None else statements
+        self.label = label
+        self.directive = directive
+        self.args = args
+        self.comment = comment
+        self.comment_col = comment_col
+        self.error = error
+        self.error_col = error_col
 
     @property
     def is_vopd(self) -> bool:

@@ -15,7 +15,7 @@ _MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 # One operand or modifier word whose brackets are single-level and balanced: the words of
 # nearly every real line. Anything else (nested or stray brackets, ``key: value``, stray
 # commas) leaves the fast path and goes through the character loop below.
-_WORD = r"(?:[^ \t,\[\](){}]|\[[^\[\](){}]*\]|\([^\[\](){}]*\))+"
+_WORD = r"(?:[^ \t,\[\](){}]+|\[[^\[\](){}]*\]|\([^\[\](){}]*\))+"
 _TOKENS = re.compile(rf"([ \t]*,?[ \t]*)({_WORD})")
 _BRACKETS = re.compile(r"[\[\](){}]")
 

@@ -5,11 +5,9 @@ directives, the ``.amdgpu_metadata`` YAML document and instruction statements.
 """
 from __future__ import annotations
 
-import os
 import re
-import stat
-from dataclasses import dataclass, field
 
+from ..records import Record
 from .nodes import Line, Statement
 from .operands import OperandError
 from .scanner import scan_statement, split_vopd
@@ -28,13 +26,23 @@ class InputError(Exception):
         self.path, self.line, self.message = path, line, message
 
 
-@dataclass
-class SourceFile:
+class SourceFile(Record):
     path: str
     lines: list[Line]
-    encoding_errors: bool = False
-    trailing: str = ""  # text after the last line ending (a final line without EOL is a Line)
-    _statements: list | None = field(default=None, repr=False)
+    encoding_errors: bool
+    trailing: str  # text after the last line ending (a final line without EOL is a Line)
+    _statements: list | None
+
+    _fields = ("path", "lines", "encoding_errors", "trailing", "_statements")
+    _no_repr = frozenset({"_statements"})
+
+    def __init__(self, path: str, lines: list[Line], encoding_errors: bool = False, trailing: str = "",
+                 _statements: list | None = None):
+        self.path = path
+        self.lines = lines
+        self.encoding_errors = encoding_errors
+        self.trailing = trailing
+        self._statements = _statements
 
     def render(self) -> str:
         return "".join(line.text + line.eol for line in self.lines)
@@ -51,49 +59,16 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 def read_file(path: str, max_bytes: int = MAX_INPUT_BYTES) -> SourceFile:
     """Read and parse ``path``; raise InputError for what is not assembly text."""
-    return parse_bytes(read_limited(path, max_bytes), path)
+    from ..reading import read_bytes
+
+    return parse_bytes(read_bytes(path, max_bytes), path)
 
 
 def read_limited(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, at most ``max_bytes`` of them, else InputError.
+    """:func:`isalint.reading.read_bytes` (regular files only, at most ``max_bytes``)."""
+    from ..reading import read_bytes
 
-    FIFOs, devices and sockets are refused before anything is read: a FIFO would block and
-    ``/dev/zero`` never ends (their size is 0, so no size check could catch them).
-    """
-    try:
-        # O_NONBLOCK: opening a FIFO without a writer must not wait for one
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except IsADirectoryError:
-        raise InputError(path, 1, "is a directory") from None
-    except FileNotFoundError:
-        raise InputError(path, 1, "no such file") from None
-    except PermissionError:
-        raise InputError(path, 1, "permission denied") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(path, 1, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InputError(path, 1, "is a directory")
-        if not stat.S_ISREG(mode):
-            raise InputError(path, 1, f"not a regular file ({_file_kind(mode)})")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise InputError(path, 1, f"file is more than the {max_bytes}-byte limit")
-    return data
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a file"
+    return read_bytes(path, max_bytes)
 
 
 def parse_bytes(data: bytes, path: str = "<input>") -> SourceFile:

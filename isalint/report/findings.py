@@ -1,7 +1,6 @@
 """Findings (:class:`isalint.diagnostics.Diagnostic`) rendered as text, JSON, SARIF or GitHub annotations."""
 from __future__ import annotations
 
-import json
 import sys
 
 from .. import __version__
@@ -31,14 +30,12 @@ def render_text(diagnostics, sources: dict, color: bool, width: int = WIDTH) -> 
 
 
 def _render_one(d, src, paint: _Paint, width: int) -> str:
-    import textwrap
-
     loc = f"{d.path}:{d.line}:{d.column}:"
     head = f"{paint(_BOLD, loc)} {paint(_STYLE[d.severity], d.code + ' ' + d.severity + ':')} "
     plain = len(loc) + len(d.code) + len(d.severity) + 4
-    first, *rest = textwrap.wrap(d.message, max(40, width - plain), break_on_hyphens=False) or [""]
+    first, *rest = _wrap(d.message, max(40, width - plain)) or [""]
     out = [head + first]
-    out += ["    " + ln for ln in textwrap.wrap(" ".join(rest), width - 4, break_on_hyphens=False)] if rest else []
+    out += ["    " + ln for ln in _wrap(" ".join(rest), width - 4)] if rest else []
     gutter = len(str(d.line)) + 1
     bar = paint(_BLUE, " " * gutter + " |")
     raw = _line_text(src, d.line)
@@ -59,7 +56,7 @@ def _render_one(d, src, paint: _Paint, width: int) -> str:
         notes.append(f"fix: isalint fix {d.fix}")
     pad = " " * gutter + " = "
     for note in notes:
-        lines = textwrap.wrap(note, max(40, width - len(pad)), break_on_hyphens=False) or [""]
+        lines = _wrap(note, max(40, width - len(pad))) or [""]
         out.append(paint(_BLUE, pad) + lines[0])
         out += [" " * len(pad) + ln for ln in lines[1:]]
     return "\n".join(out)
@@ -72,6 +69,29 @@ def _line_text(src, number: int) -> str | None:
     if isinstance(src, dict):
         return src.get(number)
     return src.lines[number - 1].text if 1 <= number <= len(src.lines) else None
+
+
+_WRAP_SPECIAL = frozenset("\t\n\x0b\x0c\r")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``textwrap.wrap(text, width, break_on_hyphens=False)``, computed directly for the usual text:
+    words of at most ``width`` characters between single blanks (textwrap takes seven times longer,
+    which a report of many findings notices)."""
+    words = text.split(" ")
+    if "" in words or not _WRAP_SPECIAL.isdisjoint(text) or max(map(len, words)) > width:
+        import textwrap
+
+        return textwrap.wrap(text, width, break_on_hyphens=False)
+    lines, line = [], words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line)
+    return lines
 
 
 def _plural(n: int, word: str) -> str:
@@ -112,6 +132,8 @@ def render_statistics(diagnostics, rules: dict) -> str:
 
 
 def render_json(diagnostics) -> str:
+    import json
+
     return json.dumps([d.to_json() for d in diagnostics], indent=2)
 
 
@@ -173,6 +195,8 @@ def render_sarif(diagnostics, rule_modules) -> str:
             "results": results,
         }],
     }
+    import json
+
     return json.dumps(doc, indent=2)
 
 

@@ -97,31 +97,68 @@ def validate_pair(orig_prog, cand_prog, make_launch, *, seed: int = 0, latency=(
     ``check(result) -> (ok, text)`` is an extra test of each run (the numpy reference for GEMM);
     ``stage(text)`` is told what is being done (a progress display).
     """
+    return validate_pairs(orig_prog, cand_prog, [make_launch], seed=seed, latency=latency,
+                          kernel_name=kernel_name, shapes=shapes, checks=[check], times=times, stage=stage)[0]
+
+
+def validate_pairs(orig_prog, cand_prog, make_launches, *, seed: int = 0, latency=(64, 4096),
+                   kernel_name: str | None = None, shapes=None, checks=None, times=None,
+                   stage=None) -> list[Outcome]:
+    """:func:`validate_pair` for several launches (``checks[k]`` goes with ``make_launches[k]``): each
+    program runs them all at once (:meth:`Kernel.run_many`), and when a run fails the launches are run
+    one by one so that the failure is the first launch's that fails, as if they had never run together.
+    One Outcome per launch, up to the first that is not EQUAL."""
     times = times if times is not None else {}
+    checks = checks or [None] * len(make_launches)
     stage = stage or (lambda text: None)
     try:
         ko = Kernel(orig_prog, kernel_name)
         kc = Kernel(cand_prog, kernel_name)
-        lo = make_launch(ko)
-        lc = make_launch(kc)
+        los = [make(ko) for make in make_launches]
+        lcs = [make(kc) for make in make_launches]
     except (LaunchError, gemm_mod.GemmError) as exc:
-        return Outcome(ERROR, str(exc), times=times)
-    try:
-        stage(f"emulating the original ({_workgroups(lo)})")
-        ro = ko.run(lo, seed=seed, latency=latency)
-    except EmulationError as exc:
-        return Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)
-    try:
-        stage(f"emulating the candidate ({_workgroups(lc)})")
-        rc = kc.run(lc, seed=seed, latency=latency)
-    except Unimplemented as exc:
-        return Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)
-    except EmulationError as exc:
-        return Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)
+        return [Outcome(ERROR, str(exc), times=times)]
+    if len(los) == 1:
+        try:
+            stage(f"emulating the original ({_workgroups(los[0])})")
+            ros = [ko.run(los[0], seed=seed, latency=latency)]
+        except EmulationError as exc:
+            return [Outcome(ERROR, f"the original cannot be emulated: {exc}", times=times)]
+        try:
+            stage(f"emulating the candidate ({_workgroups(lcs[0])})")
+            rcs = [kc.run(lcs[0], seed=seed, latency=latency)]
+        except Unimplemented as exc:
+            return [Outcome(ERROR, f"the candidate cannot be emulated: {exc}", times=times)]
+        except EmulationError as exc:
+            return [Outcome(DIFFERENT, f"the candidate faults: {exc}", times=times)]
+    else:
+        try:
+            stage(f"emulating the original ({len(los)} launches of {_workgroups(los[0])})")
+            ros = ko.run_many(los, seed=seed, latency=latency)
+            stage(f"emulating the candidate ({len(lcs)} launches of {_workgroups(lcs[0])})")
+            rcs = kc.run_many(lcs, seed=seed, latency=latency)
+        except EmulationError:
+            out = []
+            for make, check in zip(make_launches, checks):
+                out.append(validate_pair(orig_prog, cand_prog, make, seed=seed, latency=latency,
+                                         kernel_name=kernel_name, shapes=shapes, check=check, times=times,
+                                         stage=stage))
+                if out[-1].status != EQUAL:
+                    break
+            return out
+    out = []
+    for ro, rc, check in zip(ros, rcs, checks):
+        stage("comparing the buffers")
+        out.append(_compare(ro, rc, shapes, check, times))
+        if out[-1].status != EQUAL:
+            break
+    return out
+
+
+def _compare(ro, rc, shapes, check, times) -> Outcome:
     for key in ("compile", "execute"):
         times[key] = times.get(key, 0.0) + ro.times.get(key, 0.0) + rc.times.get(key, 0.0)
     t0 = time.perf_counter()
-    stage("comparing the buffers")
     equal, lines = compare_runs(ro, rc, shapes)
     notes = [f"note (original): {n}" for n in ro.notes] + [f"note (candidate): {n}" for n in rc.notes]
     extra: list[str] = []
@@ -210,16 +247,21 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
     if not orig.kernels or not gemm_mod.has_gemm_abi(orig.kernels[0]):
         return "the kernel does not have the GEMM ABI (a, b, c, N, alpha, beta), so it cannot be emulated " \
                "automatically; use 'isalint validate' with --grid/--block/--arg"
-    for alpha, beta in ((1.0, 0.0), (1.5, -0.75)):
+    makers, checks, geos, cases = [], [], [], ((1.0, 0.0), (1.5, -0.75))
+    for alpha, beta in cases:
         try:
             make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1, grid=grid, block=block,
                                             required=gemm_mod.required_block(orig))
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
-        out = validate_pair(orig, cand, make, seed=1, shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n),
-                                                              "c": (gemm_n, gemm_n)}, check=gemm_check(prob),
-                            stage=lambda text, a=alpha, b=beta: stage(f"GEMM N={gemm_n}, alpha={a:g}, "
-                                                                      f"beta={b:g}: {text}"))
+        makers.append(make)
+        checks.append(gemm_check(prob))
+        geos.append(geo)
+    cases_text = " and ".join(f"alpha={a:g}, beta={b:g}" for a, b in cases)
+    outs = validate_pairs(orig, cand, makers, seed=1, checks=checks,
+                          shapes={"a": (gemm_n, gemm_n), "b": (gemm_n, gemm_n), "c": (gemm_n, gemm_n)},
+                          stage=lambda text: stage(f"GEMM N={gemm_n}, {cases_text}: {text}"))
+    for out, (alpha, beta), geo in zip(outs, cases, geos):
         if out.status != EQUAL:
             return (f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta}; grid {'x'.join(map(str, geo.grid))}, "
                     f"block {'x'.join(map(str, geo.block))}: {geo.source})")

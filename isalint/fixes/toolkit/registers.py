@@ -14,10 +14,11 @@ liveness alone decides whether they may be reused.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ...hw.registers import SGPRS, VGPRS, sgpr_alignment
 from ...model.liveness import bit, busy_mask, liveness, sgpr_number, sgpr_numbers, vgpr_number, vgpr_numbers
+from ...records import replace
 
 FILES = ("v", "s")
 

@@ -7,17 +7,16 @@ evaluator and adds the instruction's offsets; LDS001 hands the result to the ban
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ...hw.lds_banks import bank_count
+from ...records import Record
 from .semantics import base_mnemonic
 from .values import MASK, Value, unknown
 
 _DS = re.compile(r"^ds_(load|store|read|write)(_2addr)?(_stride64)?_([bui])(8|16|32|64|96|128)(_d16(_hi)?)?$")
 
 
-@dataclass
-class LdsAccess:
+class LdsAccess(Record):
     """The per-lane byte addresses of one DS instruction.
 
     ``addresses`` holds one tuple of per-lane byte addresses per address the instruction issues (two for
@@ -33,6 +32,19 @@ class LdsAccess:
     terms: tuple[tuple[str, int], ...]
     reg: str
     offsets: tuple[int, ...]
+
+    _fields = ("index", "mnemonic", "kind", "width", "addresses", "terms", "reg", "offsets")
+
+    def __init__(self, index: int, mnemonic: str, kind: str, width: int, addresses: list[tuple[int, ...]],
+                 terms: tuple[tuple[str, int], ...], reg: str, offsets: tuple[int, ...]):
+        self.index = index
+        self.mnemonic = mnemonic
+        self.kind = kind
+        self.width = width
+        self.addresses = addresses
+        self.terms = terms
+        self.reg = reg
+        self.offsets = offsets
 
 
 def ds_shape(mnemonic: str) -> tuple[str, int, int, bool] | None:

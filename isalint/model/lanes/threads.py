@@ -6,17 +6,27 @@ documentation).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...records import Record
 
 
-@dataclass
-class ThreadLayout:
+class ThreadLayout(Record):
     threads: int
     wave_size: int
     x: tuple[int, ...]
     y: tuple[int, ...] | None  # None: uniform and symbolic
     z: tuple[int, ...] | None
     note: str
+
+    _fields = ("threads", "wave_size", "x", "y", "z", "note")
+
+    def __init__(self, threads: int, wave_size: int, x: tuple[int, ...], y: tuple[int, ...] | None,
+                 z: tuple[int, ...] | None, note: str):
+        self.threads = threads
+        self.wave_size = wave_size
+        self.x = x
+        self.y = y
+        self.z = z
+        self.note = note
 
     @property
     def waves(self) -> int:

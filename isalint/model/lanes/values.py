@@ -17,7 +17,8 @@ operations compilers emit for ``%`` and ``/`` on ``threadIdx + blockIdx * tile``
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+
+from ...records import FrozenRecord, Record
 
 MASK = 0xFFFFFFFF
 WORKGROUP_ID_LIMIT = 1 << 24
@@ -26,11 +27,18 @@ WORKGROUP_ID_LIMIT = 1 << 24
 MAX_TERMS = 24
 
 
-@dataclass(frozen=True, eq=False)
-class Value:
+class Value(FrozenRecord):
     lanes: tuple[int, ...] | None
-    terms: tuple[tuple[str, int], ...] = ()
-    reason: str | None = None
+    terms: tuple[tuple[str, int], ...]
+    reason: str | None
+
+    _fields = ("lanes", "terms", "reason")
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, lanes: tuple[int, ...] | None, terms: tuple[tuple[str, int], ...] = (),
+                 reason: str | None = None):
+        self.__dict__.update(lanes=lanes, terms=terms, reason=reason)
 
     @property
     def known(self) -> bool:
@@ -58,13 +66,21 @@ def unknown(reason: str) -> Value:
     return Value(None, (), reason)
 
 
-@dataclass
-class Symbol:
+class Symbol(Record):
     name: str
-    lo: int = 0
-    hi: int = MASK
-    tz: int = 0  # known trailing zero bits
-    varying: bool = False  # a placeholder for a per-lane value (loop header in progress)
+    lo: int
+    hi: int
+    tz: int  # known trailing zero bits
+    varying: bool  # a placeholder for a per-lane value (loop header in progress)
+
+    _fields = ("name", "lo", "hi", "tz", "varying")
+
+    def __init__(self, name: str, lo: int = 0, hi: int = MASK, tz: int = 0, varying: bool = False):
+        self.name = name
+        self.lo = lo
+        self.hi = hi
+        self.tz = tz
+        self.varying = varying
 
 
 def trailing_zeros(n: int) -> int:

@@ -22,8 +22,7 @@ U64 = np.uint64
 
 _HALF29 = U64(1 << 63)  # low 29 bits of an fp64 mantissa == 0x10000000, shifted to the top
 _SH35 = U64(35)
-_ABS64 = U64(0x7FFF_FFFF_FFFF_FFFF)
-_TINY64 = U64(0x381 << 52)  # |x| < 2**-126: fp32 result would be denormal (or zero)
+_MIN_NORMAL32 = F32(2.0 ** -126)
 _ONE64 = U64(1)
 
 
@@ -46,9 +45,11 @@ def fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     p = np.multiply(a, b, dtype=F64)
     s = p + c
     r = s.astype(F32)
-    sb = s.view(U64)
-    suspect = ((sb << _SH35) == _HALF29) | ((sb & _ABS64) < _TINY64)
-    if suspect.any():
+    # Suspect: a sum on an fp32 midpoint, or one whose fp32 result is not normal (|r| <= 2**-126
+    # holds for every |s| < 2**-126, and tested on the fp32 result it costs half as much).
+    suspect = (s.view(U64) << _SH35) == _HALF29
+    suspect |= np.abs(r) <= _MIN_NORMAL32
+    if np.count_nonzero(suspect):
         shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
         r = np.broadcast_to(r, shape).copy()
         idx = np.nonzero(np.broadcast_to(suspect, shape))

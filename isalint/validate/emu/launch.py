@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...records import replace
 from .compile_mem import MemCtx, ds, smem, vmem
 from .compile_salu import control, salu
 from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
@@ -137,11 +138,12 @@ class WaveMap:
     workgroups: list[tuple[int, int, int]]
     waves_per_group: int
     block: tuple[int, int, int]
+    first_wave: int = 0  # the run's number of the launch's first wave (launches run together)
 
     def describe(self, writer: int) -> str:
         if writer < 0:
             return "no store of the kernel"
-        wave, lane = divmod(int(writer), 32)
+        wave, lane = divmod(int(writer) - 32 * self.first_wave, 32)
         wg, wave_in = divmod(wave, self.waves_per_group)
         x, y, z = self.workgroups[wg]
         t = wave_in * 32 + lane
@@ -356,8 +358,22 @@ class Kernel:
         }
         return table.get(kind, 0)
 
-    def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 64,
+    def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 256,
             max_steps: int = 50_000_000) -> RunResult:
+        return self.run_many([launch], seed=seed, latency=latency, max_waves=max_waves, max_steps=max_steps)[0]
+
+    def run_many(self, launches: list[Launch], *, seed: int = 0, latency=(64, 4096), max_waves: int = 256,
+                 max_steps: int = 50_000_000) -> list[RunResult]:
+        """Run several launches of the kernel together, one result each.
+
+        Each launch has its own buffers, arguments and dispatch packet; their workgroups share the
+        lockstep batches (up to ``max_waves`` waves), so two small launches cost little more than one
+        (an instruction's numpy work is mostly per call, not per lane). The launches must have the
+        same block; the step count, times and notes are the whole run's (given with the first result).
+        """
+        if len({tuple(l.block) for l in launches}) > 1:
+            return [self.run(l, seed=seed, latency=latency, max_waves=max_waves, max_steps=max_steps)
+                    for l in launches]
         times = {"compile": 0.0, "execute": 0.0}
         machine = Machine(seed=seed, latency=latency, max_steps=max_steps)
         if self.ops is None:
@@ -365,31 +381,40 @@ class Kernel:
             times["compile"] = self.compile_time
         self._bind(machine)
         mem = machine.mem
-        addresses = {}
-        for name, arr in launch.buffers.items():
-            addresses[name] = mem.alloc(name, arr)
-        kernarg = self.build_kernarg(mem, launch, addresses)
-        karg_addr = mem.alloc("__kernarg", kernarg)
-        packet = self._dispatch_packet(launch, karg_addr)
-        pkt_addr = mem.alloc("__dispatch", packet)
-        queue_addr = mem.alloc("__queue", bytes(256))
+        several = len(launches) > 1
+        addrs = []  # per launch: (kernarg, dispatch packet, queue) addresses
+        for k, launch in enumerate(launches):
+            prefix = f"{k}/" if several else ""
+            addresses = {}
+            for name, arr in launch.buffers.items():
+                addresses[name] = mem.alloc(prefix + name, arr)
+            kernarg = self.build_kernarg(mem, launch, addresses)
+            karg_addr = mem.alloc(prefix + "__kernarg", kernarg)
+            packet = self._dispatch_packet(launch, karg_addr)
+            pkt_addr = mem.alloc(prefix + "__dispatch", packet)
+            queue_addr = mem.alloc(prefix + "__queue", bytes(256))
+            addrs.append((karg_addr, pkt_addr, queue_addr))
 
-        bx, by, bz = launch.block
-        gx, gy, gz = launch.grid
+        block = launches[0].block
+        bx, by, bz = block
         threads = bx * by * bz
-        if threads < 1 or threads > 1024 or min(gx, gy, gz) < 1:
-            raise LaunchError(f"bad launch: grid {launch.grid}, block {launch.block}", self.path)
-        if bx > 1024 or by > 1024 or bz > 1024:
-            raise LaunchError("a block dimension exceeds 1024", self.path)
         md = self.kernel.metadata or {}
         mfw = md.get(".max_flat_workgroup_size")
-        if mfw and threads > int(mfw):
-            raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
-                              self.path)
+        for launch in launches:
+            gx, gy, gz = launch.grid
+            if threads < 1 or threads > 1024 or min(gx, gy, gz) < 1:
+                raise LaunchError(f"bad launch: grid {launch.grid}, block {launch.block}", self.path)
+            if bx > 1024 or by > 1024 or bz > 1024:
+                raise LaunchError("a block dimension exceeds 1024", self.path)
+            if mfw and threads > int(mfw):
+                raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
+                                  self.path)
         waves_per_wg = (threads + 31) // 32
         per_batch = max(1, max_waves // waves_per_wg)
-        self._check_memory(launch, gx * gy * gz, waves_per_wg, per_batch)
-        wgs = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        self._check_memory(launches, waves_per_wg, per_batch)
+        grids = [[(x, y, z) for z in range(l.grid[2]) for y in range(l.grid[1]) for x in range(l.grid[0])]
+                 for l in launches]
+        wgs = [(k, wg) for k, grid in enumerate(grids) for wg in grid]
         rng = np.random.default_rng(seed ^ 0x5EED)
         steps = 0
         mem.track_writers()
@@ -401,23 +426,31 @@ class Kernel:
                 mem.setup_lds(len(batch), self.lds_size)
                 if mem.lds.size:
                     mem.lds[:] = rng.integers(0, 256, size=mem.lds.size, dtype=U8)
-                group = self._initial_group(batch, start * waves_per_wg, launch, rng, karg_addr, pkt_addr,
-                                            queue_addr)
+                group = self._initial_group(batch, start * waves_per_wg, block, rng, addrs)
                 steps += self._schedule(machine, group)
         times["execute"] = time.perf_counter() - t0
-        out, writers = {}, {}
-        for b in mem.buffers:
-            if not b.name.startswith("__"):
-                out[b.name] = mem.heap[b.offset:b.offset + b.size].copy()
-                writers[b.name] = mem.writer[b.offset // 4:(b.offset + b.size + 3) // 4].copy()
-        return RunResult(out, steps, times, summarize_notes(machine.notes), writers,
-                         WaveMap(wgs, waves_per_wg, launch.block))
+        results = []
+        notes = summarize_notes(machine.notes)
+        first_wave = 0
+        for k, launch in enumerate(launches):
+            prefix = f"{k}/" if several else ""
+            out, writers = {}, {}
+            for b in mem.buffers:
+                if b.name.startswith(prefix) and not b.name[len(prefix):].startswith("__"):
+                    name = b.name[len(prefix):]
+                    out[name] = mem.heap[b.offset:b.offset + b.size].copy()
+                    writers[name] = mem.writer[b.offset // 4:(b.offset + b.size + 3) // 4].copy()
+            results.append(RunResult(out, steps, times if k == 0 else {"compile": 0.0, "execute": 0.0}, notes,
+                                     writers, WaveMap(grids[k], waves_per_wg, launch.block, first_wave)))
+            first_wave += len(grids[k]) * waves_per_wg
+        return results
 
-    def _check_memory(self, launch: Launch, n_wg: int, waves_per_wg: int, per_batch: int) -> None:
-        """LaunchError when the launch's scratch, LDS, registers and heap do not fit in memory."""
+    def _check_memory(self, launches: list[Launch], waves_per_wg: int, per_batch: int) -> None:
+        """LaunchError when the launches' scratch, LDS, registers and heap do not fit in memory."""
         from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
 
-        buffers = sum(int(getattr(b, "nbytes", 0)) for b in launch.buffers.values())
+        n_wg = sum(l.grid[0] * l.grid[1] * l.grid[2] for l in launches)
+        buffers = sum(int(getattr(b, "nbytes", 0)) for l in launches for b in l.buffers.values())
         scratch = n_wg * waves_per_wg * 32 * ((self.private_size + 3) // 4 * 4)
         per_batch_bytes = per_batch * (self.lds_size + waves_per_wg * 32 * 4 * (self.nvgpr + 128))
         need = buffers * EMULATOR_BYTES_PER_BUFFER_BYTE + scratch + per_batch_bytes + n_wg * WORKGROUP_BYTES
@@ -436,8 +469,10 @@ class Kernel:
         return struct.pack("<HHHHHHIIIIIQQQQ", 0, 3, bx, by, bz, 0, gx * bx, gy * by, gz * bz,
                            self.private_size, self.lds_size, 0, karg_addr, 0, 0)
 
-    def _initial_group(self, batch, first_wave, launch, rng, karg_addr, pkt_addr, queue_addr) -> Group:
-        bx, by, bz = launch.block
+    def _initial_group(self, batch, first_wave, block, rng, addrs) -> Group:
+        """The waves of ``batch``: (launch number, workgroup id) pairs; ``addrs[k]``: launch k's kernarg,
+        dispatch packet and queue addresses."""
+        bx, by, bz = block
         threads = bx * by * bz
         wpw = (threads + 31) // 32
         W = len(batch) * wpw
@@ -458,7 +493,8 @@ class Kernel:
         V[0] = np.tile(packed, (len(batch), 1))
         user = lay.user
         for w in range(W):
-            wx, wy, wz = batch[wg_index[w]]
+            k, (wx, wy, wz) = batch[wg_index[w]]
+            karg_addr, pkt_addr, queue_addr = addrs[k]
             if "kernarg_segment_ptr" in user:
                 s = user["kernarg_segment_ptr"]
                 S[s, w], S[s + 1, w] = karg_addr & 0xFFFF_FFFF, karg_addr >> 32

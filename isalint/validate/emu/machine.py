@@ -174,21 +174,32 @@ def gather(arr8: np.ndarray, arr32: np.ndarray, idx: np.ndarray, nbytes: int) ->
         d = idx >> 2
         if nbytes == 4:
             return arr32[d][..., None]
-        return arr32[d[..., None] + np.arange(nbytes // 4)]
+        k = nbytes // 4
+        if k & (k - 1) == 0 and not (d & (k - 1)).any():  # aligned to the access: one row per lane
+            return _rows(arr32, k)[d // k]
+        return arr32[d[..., None] + np.arange(k)]
     raw = arr8[idx[..., None] + np.arange(nbytes)]
     if nbytes < 4:
         raw = np.concatenate([raw, np.zeros(raw.shape[:-1] + (4 - nbytes,), dtype=U8)], axis=-1)
     return np.ascontiguousarray(raw).view(U32)
 
 
+def _rows(arr32: np.ndarray, k: int) -> np.ndarray:
+    """``arr32`` as rows of ``k`` dwords (the tail that fills no row left out)."""
+    return arr32[:arr32.size - arr32.size % k].reshape(-1, k)
+
+
 def scatter(arr8: np.ndarray, arr32: np.ndarray, idx: np.ndarray, nbytes: int, data: np.ndarray) -> None:
     """Write ``data`` (uint32 [..., ndw]) at byte offsets ``idx`` (1-D, already masked)."""
     if nbytes >= 4 and not (idx & 3).any():
         d = idx >> 2
-        if nbytes == 4:
+        k = nbytes // 4
+        if k == 1:
             arr32[d] = data[..., 0]
+        elif k & (k - 1) == 0 and not (d & (k - 1)).any():
+            _rows(arr32, k)[d // k] = data
         else:
-            arr32[d[..., None] + np.arange(nbytes // 4)] = data
+            arr32[d[..., None] + np.arange(k)] = data
         return
     raw = np.ascontiguousarray(data).view(U8)[..., :nbytes]
     arr8[idx[..., None] + np.arange(nbytes)] = raw
@@ -335,6 +346,18 @@ class Group:
         self.refresh_due()
 
 
+def _may_overlap(stores, act: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether a dword of the load (byte indices ``act`` in ``lo..hi``) is written by one of ``stores``,
+    whichever wave: a linear test that spares the exact per-wave matching (a sort) in the common case."""
+    base = lo >> 2
+    written = np.zeros((hi >> 2) - base + 1, dtype=bool)
+    for e in stores:
+        k = e.keys[e.keys >= 0]
+        k = k[(k >= lo) & (k <= hi)]
+        written[(k >> 2) - base] = True
+    return bool(written[(act >> 2) - base].any())
+
+
 class Machine:
     """Everything one launch needs at run time: memory, clock, random delays, limits."""
 
@@ -385,7 +408,7 @@ class Machine:
             return raw
         lo, hi = int(act.min()), int(act.max())
         stores = [e for e in g.queues[queue] if e.store and e.space == space and e.lo <= hi and e.hi >= lo]
-        if not stores:
+        if not stores or not _may_overlap(stores, act, lo, hi):
             return raw
         W = g.waves.size
         wid = g.waves.astype(I64)

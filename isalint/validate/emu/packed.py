@@ -19,10 +19,9 @@ remainder is recovered exactly (TwoSum) to break the ties of the fp64 sum.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
+from ...records import replace
 from .errors import Unimplemented
 from .fp import fma_f32
 from .machine import F32, F64, U32

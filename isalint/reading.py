@@ -1,0 +1,57 @@
+"""Reading an input file's bytes, with the limits every command applies (no parsing: ``isalint check``
+answers from its result cache with nothing more)."""
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def read_bytes(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them;
+    :class:`isalint.parse.source.InputError` when it cannot be read, is larger, or is not a regular file.
+
+    FIFOs, devices and sockets are refused before anything is read: a FIFO would block and
+    ``/dev/zero`` never ends (their size is 0, so no size check could catch them).
+    """
+    try:
+        # O_NONBLOCK: opening a FIFO without a writer must not wait for one
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except IsADirectoryError:
+        raise _error(path, "is a directory") from None
+    except FileNotFoundError:
+        raise _error(path, "no such file") from None
+    except PermissionError:
+        raise _error(path, "permission denied") from None
+    except (OSError, ValueError) as exc:
+        raise _error(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise _error(path, "is a directory")
+        if not stat.S_ISREG(mode):
+            raise _error(path, f"not a regular file ({_file_kind(mode)})")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise _error(path, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise _error(path, f"file is more than the {max_bytes}-byte limit")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def _error(path: str, message: str):
+    from .parse.source import InputError
+
+    return InputError(path, 1, message)

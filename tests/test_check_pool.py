@@ -1,0 +1,38 @@
+"""Checking many files in worker processes gives what checking them one after the other gives."""
+from __future__ import annotations
+
+import pytest
+from conftest import all_real_kernels, fixture_kernels
+
+from isalint import parallel
+from isalint.commands import check
+from test_result_cache import _check
+
+
+def _square(x):
+    return x * x
+
+
+def test_map_ordered_keeps_the_jobs_order():
+    jobs = [3, 1, 4, 1, 5, 9, 2, 6]
+    assert parallel.map_ordered(_square, jobs, 2, largest_first=lambda j: j) == [j * j for j in jobs]
+
+
+@pytest.mark.skipif(parallel.usable_cpus() < 2, reason="one processor: the pool is never used")
+def test_pool_and_serial_report_the_same(monkeypatch):
+    paths = [str(p) for p in all_real_kernels()] + [str(p) for p in fixture_kernels()[:3]]  # a file twice
+    used = []
+    real = parallel.map_ordered
+
+    def spy(*args, **kwargs):
+        used.append(len(args[1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "map_ordered", spy)
+    monkeypatch.setattr(check, "POOL_MIN_BYTES", 10 ** 12)
+    serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    assert not used
+    monkeypatch.setattr(check, "POOL_MIN_BYTES", 0)
+    pooled = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    assert used
+    assert pooled == serial
