@@ -19,6 +19,8 @@ A single FMA inside a loop whose FMA block `isalint fix --dual-fmac` can
 rebuild is marked fixable: that pass re-assigns the block's registers (A on
 banks 2-3, B on banks 0-1), so that every FMA pairs.
 
+Wave64 kernels are not searched: dual issue is wave32 only.
+
 ## Severity
 A cost: a pair left single costs one issue cycle per execution, a single that
 cannot pair half of one, times how often the code runs (as for BANK001). One
@@ -112,6 +114,9 @@ def _regions(analysis):
     """Runs of instructions inside one basic block between boundaries."""
     program = analysis.program
     for blk in analysis.cfg.blocks:
+        kernel = program.kernel_of(blk.first)
+        if kernel is not None and kernel.wave_size == 64:
+            continue  # VOPD is wave32 only (RDNA3 ISA guide, 7.6): nothing to pair
         run: list[int] = []
         for i in blk.indices():
             if _is_boundary(program.instrs[i]):

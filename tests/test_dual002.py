@@ -127,3 +127,14 @@ def test_move_from_nearest_dependents_equals_the_scan(path):
                 assert dual002._move(first_after, last_before, a, b) == _scan_move(between, edges, a, b)
                 pairs += 1
     assert pairs or len(instrs) < 50
+
+
+@pytest.mark.parametrize("wave32, expected", [(1, 1), (0, 0)])
+def test_wave64_kernels_have_no_missed_dual_issue(wave32, expected):
+    """VOPD is wave32 only: the same pairable FMAs are a finding in wave32 and nothing in wave64."""
+    text = ('\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"\n\t.globl k\nk:\n'
+            "\tv_fmac_f32_e32 v10, v1, v2\n\tv_fmac_f32_e32 v11, v4, v7\n\ts_endpgm\n"
+            f"\t.amdhsa_kernel k\n\t\t.amdhsa_wavefront_size32 {wave32}\n"
+            "\t\t.amdhsa_next_free_vgpr 12\n\t\t.amdhsa_next_free_sgpr 0\n\t.end_amdhsa_kernel\n")
+    found = check_analysis(Analysis.from_source(parse_text(text, "t.s")), ["DUAL002"])
+    assert len(found) == expected
