@@ -32,11 +32,23 @@ LOOP = """\ts_mov{k}_{w} s0, {start}
     ("0", "s_add_i32 s0, 4, s0", "s_cmp_lt_i32 s0, 10", "scc1", 3),  # 4, 8, 12: leaves at 12
     ("0", "s_add_i32 s0, s0, 1", "s_cmp_gt_u32 100, s0", "scc1", 100),  # the constant first: 100 > s0
     ("0", "s_add_i32 s0, s0, 1", "s_cmp_eq_u32 s0, 5", "scc0", 5),  # loop while s0 != 5
+    # the s_cmpk immediate is sign-extended for _i32 (0xfff8 = -8) and zero-extended for _u32
+    ("0", "s_add_i32 s0, s0, -1", "s_cmpk_lg_i32 s0, 0xfff8", "scc1", 8),
+    ("0", "s_addk_i32 s0, 0x1000", "s_cmpk_lg_u32 s0, 0xf000", "scc1", 15),
 ])
 def test_counted_loops(start, update, compare, branch, trips):
     text = LOOP.format(k="", w="b32", start=start, update=update, compare=compare, branch=branch,
                        target=".LBB0_1")
     assert _trips(text) == [trips]
+
+
+def test_a_bound_held_in_an_sgpr_counts_when_it_is_a_constant_the_loop_keeps():
+    text = LOOP.format(k="", w="b32", start="0", update="s_add_i32 s0, s0, 1", compare="s_cmp_lg_u32 s0, s5",
+                       branch="scc1", target=".LBB0_1")
+    assert _trips("\ts_mov_b32 s5, 24\n" + text) == [24]
+    assert _trips(text) == [None]  # s5 not set: a kernel argument, say
+    changed = text.replace("\ts_cmp_lg_u32", "\ts_add_i32 s5, s5, 1\n\ts_cmp_lg_u32")
+    assert _trips("\ts_mov_b32 s5, 24\n" + changed) == [None]
 
 
 def test_a_branch_that_leaves_the_loop_counts_with_the_fall_through():

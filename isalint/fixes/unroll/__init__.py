@@ -21,6 +21,7 @@ never touched):
 """
 from __future__ import annotations
 
+from ...model.loop_counter import signed
 from .. import FixRefused, FixResult
 from ..toolkit import (check_no_new_wait_hazards, check_understood, highest_register, indent_of_text, plan_at_slots,
                        plan_loop_at_slots, refresh_counts, reparse, wait_lines, wait_to_cover)
@@ -148,8 +149,8 @@ def verify(analysis, ctl: LoopControl, text: str, factor: int):
 def _summary(ctl: LoopControl, factor: int, before: dict, after: dict, em, info: dict) -> str:
     full = factor == ctl.trip
     how = "fully unrolled" if full else f"unrolled by {factor}: a loop of {ctl.trip // factor} iterations"
-    head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {_signed(ctl.init)} by "
-            f"{_signed(ctl.step)}), {how}")
+    head = (f"unroll: loop {ctl.label}: {ctl.trip} iterations ({ctl.iv} from {signed(ctl.init)} by "
+            f"{signed(ctl.step)}), {how}")
     lines = [head] + numbers.table(before, after)
     control = ctl.trip - (0 if full else ctl.trip // factor)
     lines.append(f"  removed: {control} compares and branches, {em.folded_salu} SALU and {em.folded_adds} VALU adds; "
@@ -175,6 +176,3 @@ def _region_instrs(new, ctl: LoopControl, factor: int, count: int):
     start = program.labels[ctl.label]
     return program.instrs[start:start + count]
 
-
-def _signed(v: int) -> int:
-    return v - (1 << 32) if v & 0x80000000 else v

@@ -1,28 +1,21 @@
 """The loop to unroll and the proof of its trip count.
 
 A loop qualifies when it is one basic block that ends with its back edge
-``s_cbranch_scc0/scc1 <header>`` and falls through to its exit, and the SCC the
-branch reads comes from a compare of one SGPR (the induction variable) with a
-constant. The induction variable must be written in the loop only by one add of a
-constant, and hold the same constant on every edge into the loop. The trip count is
-then found by running the loop control on those constants, with the compare's exact
-semantics (32-bit wrap-around, signed or unsigned, the ``s_cmpk`` immediate extended
-as the opcode says).
+``s_cbranch_scc0/scc1 <header>`` and falls through to its exit, nothing else reads
+the SCC of the compare that branch reads, and :mod:`isalint.model.loop_counter`
+counts it: the compared SGPR (the induction variable) is written in the loop only by
+one add of a constant, and enters it with the same constant on every edge.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model.reaching import reaching_defs
+from ...model.loop_counter import NotCounted, constant_step, count_trips, entry_value, read_compare, signed
 from .. import FixRefused
 
 MAX_TRIP = 1 << 16  # a loop running longer is not a candidate for unrolling
 
 _CALLS = ("s_call_b64", "s_swappc_b64", "s_setpc_b64", "s_rfe_b64")
-_RELATIONS = {"eq", "lg", "gt", "ge", "lt", "le"}
-_MIRROR = {"eq": "eq", "lg": "lg", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
-# Adds of a constant to an SGPR: opcode -> sign of the constant.
-_SALU_ADDS = {"s_add_i32": 1, "s_add_u32": 1, "s_addk_i32": 1, "s_sub_i32": -1, "s_sub_u32": -1}
 
 
 @dataclass
@@ -113,25 +106,24 @@ def prove(analysis, label: str | None = None) -> LoopControl:
         raise FixRefused(f"{where(program, branch)}: loop {name} does not fall through to its exit")
 
     compare = _scc_source(program, body, name)
-    rel, kind, iv, bound = _compare(program, compare)
-    if isinstance(bound, str):  # an SGPR: a constant when the loop enters with one and keeps it
-        if any(bound in instrs[i].defs for i in body):
-            raise FixRefused(f"{where(program, compare)}: '{instrs[compare].text()}' compares {iv} with {bound}, "
-                             "which the loop changes; the trip count cannot be proven")
-        bound = _entry_value(analysis, loop, bound, name, f"the bound of '{instrs[compare].text()}'")
-    step_at, step = _step(program, body, iv, name)
-    init = _entry_value(analysis, loop, iv, name)
+    try:
+        rel, kind, iv, bound = read_compare(program, compare)
+        if isinstance(bound, str):  # an SGPR: a constant when the loop enters with one and keeps it
+            if any(bound in instrs[i].defs for i in body):
+                raise NotCounted(compare, f"'{instrs[compare].text()}' compares {iv} with {bound}, which the loop "
+                                          "changes")
+            bound = entry_value(program, cfg, loop, bound, f"the bound of '{instrs[compare].text()}'")
+        step_at, step = _step(program, body, iv, name)
+        init = entry_value(program, cfg, loop, iv)
+    except NotCounted as e:
+        raise FixRefused(f"{where(program, e.index)}: {e.reason.replace('enters the loop', f'enters loop {name}')}; "
+                         "the trip count cannot be proven") from None
     after_step = body.index(step_at) < body.index(compare)
     continue_on = term.opcode == "s_cbranch_scc1"
-    trip = None
-    for t in range(MAX_TRIP):
-        value = (init + step * (t + after_step)) & 0xFFFFFFFF
-        if _holds(rel, kind, value, bound) != continue_on:
-            trip = t + 1
-            break
+    trip = count_trips(init, step, rel, kind, bound, continue_on, after_step, MAX_TRIP)
     if trip is None:
-        raise FixRefused(f"{where(program, compare)}: with {iv} = {_signed(init)} on entry and a step of "
-                         f"{_signed(step)}, '{instrs[compare].text()}' does not end loop {name} within "
+        raise FixRefused(f"{where(program, compare)}: with {iv} = {signed(init)} on entry and a step of "
+                         f"{signed(step)}, '{instrs[compare].text()}' does not end loop {name} within "
                          f"{MAX_TRIP} iterations")
     return LoopControl(loop, name, header.id, body, branch, compare, step_at, iv, init, step, trip, exit_block,
                        0 if continue_on else 1)
@@ -153,31 +145,6 @@ def _scc_source(program, body: list[int], name: str) -> int:
     raise FixRefused(f"{where(program, body[-1])}: the back edge of loop {name} reads an SCC set before the loop")
 
 
-def _compare(program, index: int) -> tuple[str, str, str, int | str]:
-    """(relation, i32|u32, induction SGPR, bound: a constant, or the SGPR holding it) of a compare."""
-    ins = program.instrs[index]
-    parts = ins.opcode.split("_")  # s, cmp|cmpk, rel, type
-    rel, kind = parts[2], parts[3] if len(parts) > 3 else ""
-    if rel not in _RELATIONS or kind not in ("i32", "u32"):
-        raise FixRefused(f"{where(program, index)}: '{ins.text()}' is not a 32-bit integer compare; the trip count "
-                         "cannot be proven")
-    a, b = ins.stmts[0].operands[:2]
-    if a.kind == "int" and b.kind == "sgpr":
-        a, b, rel = b, a, _MIRROR[rel]
-    if a.kind != "sgpr" or a.count != 1:
-        raise FixRefused(f"{where(program, index)}: '{ins.text()}' does not compare an SGPR; the trip count cannot "
-                         "be proven")
-    if b.kind == "sgpr" and b.count == 1 and parts[1] == "cmp":
-        return rel, kind, a.text, b.text
-    if b.kind != "int":
-        raise FixRefused(f"{where(program, index)}: '{ins.text()}' compares {a.text} with {b.text}, which is not a "
-                         "constant; the trip count cannot be proven")
-    bound = int(b.value)
-    if parts[1] == "cmpk":
-        bound = _sext16(bound) if kind == "i32" else bound & 0xFFFF
-    return rel, kind, a.text, bound & 0xFFFFFFFF
-
-
 def _step(program, body: list[int], iv: str, name: str) -> tuple[int, int]:
     """(index, constant) of the only write of ``iv`` in the loop, an add of a constant."""
     instrs = program.instrs
@@ -189,86 +156,10 @@ def _step(program, body: list[int], iv: str, name: str) -> tuple[int, int]:
         raise FixRefused(f"{where(program, writes[1])}: {iv} is written {len(writes)} times in loop {name}; the "
                          "trip count is only proven for one constant step")
     i = writes[0]
-    step = salu_add_constant(instrs[i], iv)
+    step = constant_step(instrs[i], iv)
     if step is None:
         raise FixRefused(f"{where(program, i)}: {iv} changes by '{instrs[i].text()}', not by a constant step; the "
                          "trip count cannot be proven")
     return i, step
 
 
-def salu_add_constant(ins, reg: str) -> int | None:
-    """K when ``ins`` is ``reg = reg + K`` (as a 32-bit word), else None."""
-    sign = _SALU_ADDS.get(ins.opcode)
-    if sign is None or ins.is_vopd:
-        return None
-    ops = ins.stmts[0].operands
-    if ins.opcode == "s_addk_i32":
-        if len(ops) == 2 and ops[0].text == reg and ops[1].kind == "int":
-            return _sext16(int(ops[1].value)) & 0xFFFFFFFF
-        return None
-    if len(ops) != 3 or ops[0].text != reg:
-        return None
-    srcs = [ops[1], ops[2]]
-    if sign < 0:  # s_sub: only reg - K
-        if srcs[0].text == reg and srcs[1].kind == "int":
-            return (-int(srcs[1].value)) & 0xFFFFFFFF
-        return None
-    for x, y in (srcs, srcs[::-1]):
-        if x.text == reg and y.kind == "int":
-            return int(y.value) & 0xFFFFFFFF
-    return None
-
-
-def _entry_value(analysis, loop, iv: str, name: str, what: str | None = None) -> int:
-    """The constant ``iv`` holds on every edge into the loop (``what`` names it in a refusal)."""
-    program, cfg = analysis.program, analysis.cfg
-    instrs = program.instrs
-    header = cfg.blocks[loop.header]
-    who = f"{iv} ({what})" if what else iv
-    writes: set[int] = set()
-    for p in header.preds:
-        if p in loop.blocks:
-            continue
-        last = cfg.blocks[p].last - 1
-        writes.update([last] if iv in instrs[last].defs else reaching_defs(program, last, iv))
-    if not writes or -1 in writes:
-        raise FixRefused(f"{where(program, header.first)}: {who} enters loop {name} with a value the kernel does "
-                         "not set on every way in (an argument, or set elsewhere); the trip count cannot be proven")
-    values: dict[int, int] = {}
-    for i in sorted(writes):
-        value = _constant_of(instrs[i], iv)
-        if value is None:
-            raise FixRefused(f"{where(program, i)}: {who} enters loop {name} with the value of "
-                             f"'{instrs[i].text()}', not a constant; the trip count cannot be proven")
-        values[i] = value
-    if len(set(values.values())) != 1:
-        shown = ", ".join(f"{_signed(v)} (line {instrs[i].lineno})" for i, v in values.items())
-        raise FixRefused(f"{where(program, header.first)}: {who} enters loop {name} with different values: "
-                         f"{shown}; the trip count cannot be proven")
-    return next(iter(values.values()))
-
-
-def _constant_of(ins, reg: str) -> int | None:
-    if ins.is_vopd or ins.opcode not in ("s_mov_b32", "s_movk_i32"):
-        return None
-    ops = ins.stmts[0].operands
-    if len(ops) != 2 or ops[0].text != reg or ops[1].kind != "int":
-        return None
-    v = int(ops[1].value)
-    return (_sext16(v) if ins.opcode == "s_movk_i32" else v) & 0xFFFFFFFF
-
-
-def _holds(rel: str, kind: str, a: int, b: int) -> bool:
-    if kind == "i32":
-        a, b = _signed(a), _signed(b)
-    return {"eq": a == b, "lg": a != b, "gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[rel]
-
-
-def _sext16(v: int) -> int:
-    v &= 0xFFFF
-    return v - 0x10000 if v & 0x8000 else v
-
-
-def _signed(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v

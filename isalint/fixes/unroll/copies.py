@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...model.liveness import liveness
+from ...model.loop_counter import constant_step
 from ..toolkit import indent_of_text
 from . import dsoffset, waits
-from .control import LoopControl, salu_add_constant, where
+from .control import LoopControl, where
 from .deferred import Deferred, Value, is_sgpr, is_vgpr
 
 _VALU_ADDS = ("v_add_nc_u32", "v_add_nc_u32_e32", "v_add_nc_u32_e64")
@@ -161,7 +162,7 @@ def _fold_salu_add(ins, i: int, state: Deferred, live, em: Emission) -> bool:
     src = ops[0] if ins.opcode == "s_addk_i32" else (ops[1] if ops[1].kind == "sgpr" else ops[2])
     if src.kind != "sgpr" or src.count != 1:
         return False
-    k = salu_add_constant(ins, src.text) if src.text == dst else _salu_sum(ins, src.text)
+    k = constant_step(ins, src.text) if src.text == dst else _salu_sum(ins, src.text)
     if k is None:
         return False
     state.set(dst, state.value(src.text).plus(k))
