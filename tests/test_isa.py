@@ -383,9 +383,7 @@ def test_generator_reproduces_checked_in_json(tmp_path):
 # Encodings whose operand widths the data cannot pin down for a synthesized line.
 ORACLE_SKIP = {"MIMG": "vaddr/vdata widths depend on dim/dmask/a16/d16; the data holds the maximum"}
 # Register-count differences LLVM models differently from the ISA tables.
-KNOWN_COUNT_MISMATCH = {
-    "ds_bvh_stack_rtn_b32": "pseudocode is prose; LLVM also writes back the stack address register",
-}
+KNOWN_COUNT_MISMATCH: dict[str, str] = {}
 
 
 class _Alloc:

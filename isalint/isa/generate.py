@@ -531,6 +531,10 @@ _LANE_MASK_FMT = "FMT_NUM_M64"
 # changing EXEC and branching.
 _SUBVECTOR_LOOP = {"SOPKOp.S_SUBVECTOR_LOOP_BEGIN": "def", "SOPKOp.S_SUBVECTOR_LOOP_END": "defuse"}
 _SUBVECTOR_LOOP_FIELDS = {"sdst": ("FMT_NUM_B32", 32, "OPR_SDST"), "simm16": ("FMT_NUM_B16", 16, "OPR_LABEL")}
+# Operands the pseudocode cannot give a role to because it is prose. DS_BVH_STACK_RTN_B32 pushes and
+# pops a traversal stack whose address lives in ADDR and writes the moved address back to ADDR
+# (LLVM's DSInstructions.td: ADDR is an output tied to the input).
+_PROSE_ROLES = {"DSOp.DS_BVH_STACK_RTN_B32": {"addr": "defuse"}}
 _PLACEHOLDER = "vcc_lo"  # LLVM writes the implicit VCC of VOP2/VOPC e32 forms explicitly (wave32)
 
 
@@ -703,6 +707,8 @@ class Builder:
         if enc in VALU_ENCODINGS or enc in VMEM_ENCODINGS or enc in ("DS", "LDSDIR", "EXP"):
             add_implicit(iuses, "exec_lo")
 
+        for o in ops:
+            o["role"] = _PROSE_ROLES.get(key, {}).get(o["name"], o["role"])
         if key in _SUBVECTOR_LOOP:
             ops[0]["role"] = _SUBVECTOR_LOOP[key]
             idefs += ["exec_lo", "exec_hi"]
