@@ -27,7 +27,8 @@ MAX_N = 32768
 SIZES = (256, 384)
 # the largest N whose offsets fit, per input (kernel5 and its rewrites: MAX_N); the double-buffered
 # kernel's counter is bounded one step later (its compare precedes the increment), so its limit is lower
-LIMITS = {"gemm_register_tiled.s": 32767, "gemm_double_buffered.s": 32763}
+LIMITS = {"gemm_register_tiled.s": 32767, "gemm_double_buffered.s": 32763, "kernel3_reg_tiling.s": 32764,
+          "kernel4_gmem_db.s": 32767, "gemm_register_tiled.hipcc.s": 32767}
 
 
 @lru_cache(maxsize=None)
@@ -68,7 +69,8 @@ def outer_loop(analysis, label: str = ".LBB0_6"):
 
 
 def label_of(name: str) -> str:
-    return ".LBB0_5" if name == "gemm_register_tiled.s" else ".LBB0_6"
+    return ".LBB0_5" if name in ("gemm_register_tiled.s", "gemm_register_tiled.hipcc.s", "kernel3_reg_tiling.s") \
+        else ".LBB0_6"
 
 
 def global_loads(analysis, loop):
@@ -83,8 +85,11 @@ def declared(text: str, key: str) -> int:
     return int(re.search(rf"{re.escape(key)}:?\s+(\d+)", text).group(1))
 
 
+# kernel3, kernel4 and the hipcc build: the row index is an or of the loop counter with a per-lane index
+# (a sum, since the counter's trailing zero bits cover the index), and the work-item id is gone before the
+# loop (`tid & 127` recovered from a VGPR holding it plus a uniform column)
 INPUTS = ["kernel5", "kernel6", "kernel7", "gmem_chained.s", "gemm_lds_padded.s", "gemm_register_tiled.s",
-          "gemm_double_buffered.s"]
+          "gemm_double_buffered.s", "kernel3_reg_tiling.s", "kernel4_gmem_db.s", "gemm_register_tiled.hipcc.s"]
 
 
 @pytest.mark.parametrize("name", INPUTS)

@@ -53,6 +53,10 @@ class ValuWriter:
             return held
         if atom in self._made:
             return self._made[atom]
+        derived = self._less_uniform(p)
+        if derived is not None:
+            self._made[atom] = derived
+            return derived
         a = self.ev.atoms[atom]
         if a.expr is None:
             raise FixRefused(f"{self.where}: no VGPR holds {a.origin} before the loop")
@@ -70,6 +74,30 @@ class ValuWriter:
             raise FixRefused(f"{self.where}: cannot recompute {atom} before the loop")
         self._made[atom] = t
         return t
+
+    def _less_uniform(self, p: Poly) -> int | None:
+        """A scratch VGPR with ``p`` computed as ``v - u`` from a VGPR holding ``p + u`` for a uniform ``u``
+        the SGPRs give (``v_and_or_b32 v1, 0x7f, v0, s2`` keeps ``tid & 127`` beside the workgroup's
+        first column), or None."""
+        for poly, n in self._holders().items():
+            rest = poly - p
+            if rest == Poly() or not self.ev.is_uniform(rest):
+                continue
+            saved = (list(self.lines), list(self.temps), set(self.sregs.read))
+            try:
+                t = self._temp()
+                u = self._temp()
+                self.into(u, rest)
+            except FixRefused:
+                self.lines, self.temps = saved[0], saved[1]
+                self.sregs.read.clear()
+                self.sregs.read.update(saved[2])
+                continue
+            self.emit(f"v_sub_nc_u32 v{t}, v{n}, v{u}")
+            self.temps.insert(0, u)
+            self.sregs.read.add(f"v{n}")
+            return t
+        return None
 
     def into_new(self, p: Poly) -> int:
         """A VGPR holding ``p`` (the register itself when one already does)."""

@@ -72,6 +72,7 @@ class AffineEvaluator:
         self._entry_memo: dict[tuple[int, str], Word] = {}
         self._busy: set[tuple[int, str]] = set()
         self._placeholders: dict[tuple[int, str], Poly] = {}
+        self._counter_twos_known: set[str] = set()
         self._index = -1
         self.sem = Semantics(self)
         d = kernel.descriptor if kernel is not None else {}
@@ -148,7 +149,23 @@ class AffineEvaluator:
         return not any(self.atoms[a].kind == "lane" for a in p.atoms())
 
     def twos(self) -> dict[str, int]:
+        for a in list(self.atoms.values()):
+            if a.kind == "counter" and a.name not in self._counter_twos_known:
+                self._counter_twos_known.add(a.name)
+                a.twos = self._counter_twos(a.name)
         return {n: a.twos for n, a in self.atoms.items() if a.twos}
+
+    def _counter_twos(self, atom: str) -> int:
+        """Trailing zero bits of every value of a loop counter: those of its start and its step,
+        which adding the step (mod 2**32) keeps."""
+        from .loops import induction
+
+        got = induction(self, self.loop, atom)
+        if isinstance(got, str):
+            return 0
+        init, step = got
+        both = (init | step) & MASK32
+        return (both & -both).bit_length() - 1 if both else 32
 
     def lane_values(self, p: Poly) -> list[int] | None:
         """The exact value of ``p`` in each work-item, when it depends on lane atoms only."""
