@@ -58,8 +58,12 @@ class Instr(Record):
     problem_col: int
     block: int
 
-    __slots__ = _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters",
-                           "problem", "problem_col", "block")
+    _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters", "problem",
+               "problem_col", "block")
+    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved) and ``opaque`` (whether the
+    # instruction cannot be decoded: it has a problem) are read by the hundred thousand: attributes
+    # worked out once from the fields, which are never reassigned
+    __slots__ = _fields + ("opcode", "opaque")
 
     def __init__(self, index: int, line: Line, stmts: list[Statement], infos: list[OpInfo | None],
                  slots: list[list[Slot]], defs: list[str], uses: list[str], klass: str, counters: tuple[str, ...],
@@ -76,6 +80,9 @@ class Instr(Record):
         self.problem = problem
         self.problem_col = problem_col
         self.block = block
+        info = infos[0] if infos else None
+        self.opcode = info.mnemonic if info is not None else (stmts[0].mnemonic if stmts else "")
+        self.opaque = problem is not None
 
     @property
     def mnemonic(self) -> str:
@@ -88,18 +95,8 @@ class Instr(Record):
         return " :: ".join(i.mnemonic if i is not None else s.mnemonic for s, i in zip(self.stmts, self.infos))
 
     @property
-    def opcode(self) -> str:
-        """The gfx11 name of the (first) opcode, aliases resolved."""
-        info = self.infos[0] if self.infos else None
-        return info.mnemonic if info is not None else self.stmts[0].mnemonic
-
-    @property
     def is_vopd(self) -> bool:
         return len(self.stmts) == 2
-
-    @property
-    def opaque(self) -> bool:
-        return self.problem is not None
 
     @property
     def lineno(self) -> int:
