@@ -457,11 +457,12 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     nb = params.banks
     n_entries, n_rf = params.cache_entries, params.rf_reads_per_bank
     src2_separate, writes_conflict = params.src2_separate, params.writes_conflict
+    write_delay = params.write_delay
     entries = caches.entries
-    touch = caches.touch
     interned = _ACCESS.get
     vnum = _VNUM.get
     steps: list[Step] = []
+    append_step = steps.append
     for op in ops:
         if not op.valu:
             for _, r in op.writes:
@@ -472,11 +473,12 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
                     e = entries[v % nb]
                     if r in e:
                         e.remove(r)
-            steps.append(Step(op, [], [], [], [], [], 0, []))
+            append_step(Step(op, [], [], [], [], [], 0, []))
             continue
         bank_reads = [0] * nb
         reads: list[Access] = []
         fetched: list[tuple[str, int]] = []
+        hits: list[tuple[str, int]] = []
         distinct: dict[int, list[Access]] = {}
         seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
@@ -486,19 +488,24 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             if v is None:
                 continue
             b = v % nb
-            src2 = src2_separate and slot.startswith("SRC2")  # its own path: counted, never stalls
-            kind = "R" if src2 or r not in entries[b] else "Cache"
-            acc = interned((slot, r, b, kind)) or _access(slot, r, b, kind)
-            reads.append(acc)
-            if src2:
+            if src2_separate and slot.startswith("SRC2"):  # its own path: counted, never stalls
+                reads.append(interned((slot, r, b, "R")) or _access(slot, r, b, "R"))
                 continue
+            if r in entries[b]:
+                acc = interned((slot, r, b, "Cache")) or _access(slot, r, b, "Cache")
+                hits.append((r, b))
+                hit = True
+            else:
+                acc = interned((slot, r, b, "R")) or _access(slot, r, b, "R")
+                hit = False
+            reads.append(acc)
             if r not in seen:  # one value feeds every port that reads it this cycle
                 seen.add(r)
                 if b in distinct:
                     distinct[b].append(acc)
                 else:
                     distinct[b] = [acc]
-                if kind == "R":
+                if not hit:
                     fetched.append((r, b))
                     bank_reads[b] += 1
         if writes_conflict:
@@ -512,16 +519,23 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             e.append(r)
             if len(e) > n_entries:
                 del e[:len(e) - n_entries]
-        for a in reads:
-            if a.kind == "Cache":
-                touch(a.reg, a.bank)
+        for r, b in hits:
+            e = entries[b]
+            if r in e:
+                e.remove(r)
+            e.append(r)
+            if len(e) > n_entries:
+                del e[:len(e) - n_entries]
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
         bank_values = [0] * nb
+        most = 0
         for b, accs in distinct.items():
-            bank_values[b] = len(accs)
+            k = bank_values[b] = len(accs)
+            if k > most:
+                most = k
         # the slowest bank (both terms grow with their count, so the largest counts decide)
-        stall = max(-(-max(bank_values) // n_entries), -(-max(bank_reads) // n_rf)) - 1
+        stall = max(-(-most // n_entries), -(-max(bank_reads) // n_rf)) - 1
         if stall > 0:
             need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
             conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
@@ -539,8 +553,8 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             e = entries[b]
             if r in e:
                 e.remove(r)
-        steps.append(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
-        pending = writes if params.write_delay else []
+        append_step(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
+        pending = writes if write_delay else []
     return steps, pending
 
 

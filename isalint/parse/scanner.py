@@ -18,6 +18,10 @@ _MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 _WORD = r"(?:[^ \t,\[\](){}]+|\[[^\[\](){}]*\]|\([^\[\](){}]*\))+"
 _TOKENS = re.compile(rf"([ \t]*,?[ \t]*)({_WORD})")
 _BRACKETS = re.compile(r"[\[\](){}]")
+# Operand and modifier nodes are never changed once made, and the same text at the same column
+# comes back line after line (half the operands of a real kernel): one node serves them all.
+_NODES: dict[tuple[str, int], object] = {}
+_NODES_MAX = 1 << 16
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
@@ -53,17 +57,33 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
     modifiers: list = []
     stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
     seen_modifier = False
+    nodes = _NODES
     for word_start, text, after_comma in _split_words(code, j, end):
         if text == "|" or text == "&":
             continue
-        if not after_comma and operands and not is_call_word(text):
-            modifiers.append(classify_modifier(text, word_start + 1))
-            seen_modifier = True
-            continue
+        if not after_comma and operands:
+            node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
+            if node is None and not is_call_word(text):
+                node = classify_modifier(text, word_start + 1)
+                if len(nodes) >= _NODES_MAX:
+                    nodes.clear()
+                nodes[(text, -1 - word_start)] = node
+            if node is not None:
+                modifiers.append(node)
+                seen_modifier = True
+                continue
         if seen_modifier and after_comma:
             raise OperandError(f"operand '{text}' after modifiers", word_start - start)
+        node = nodes.get((text, word_start))
+        if node is not None:
+            operands.append(node)
+            continue
         try:
-            operands.append(classify_operand(text, word_start + 1))
+            node = classify_operand(text, word_start + 1)
+            if len(nodes) >= _NODES_MAX:
+                nodes.clear()
+            nodes[(text, word_start)] = node
+            operands.append(node)
         except OperandError as exc:
             if not after_comma and operands:
                 raise
