@@ -572,14 +572,27 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
         end = stmt.end_col
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
     slots = []
+    shared = _SLOTS
     for op, spec in zip(written, specs):
         kind = op.kind
         if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
-            regs = op.registers()
+            key = (id(op), spec.name, spec.role)
+            slot = shared.get(key)
+            if slot is None or slot.operand is not op:
+                if len(shared) >= _SLOTS_MAX:
+                    shared.clear()
+                slot = shared[key] = Slot(spec.name, spec.role, op, op.registers())
+            slots.append(slot)
         else:
-            regs = _operand_registers(op, spec, stmt)
-        slots.append(Slot(spec.name, spec.role, op, regs))
+            slots.append(Slot(spec.name, spec.role, op, _operand_registers(op, spec, stmt)))
     return slots
+
+
+# Slots are never changed once made, nor their register lists, and the parser makes one operand node
+# per text and column: a register operand in the same ISA field and role is one Slot, wherever it
+# comes back. Keyed by the operand's identity, which the Slot keeps alive (so the key is never reused).
+_SLOTS: dict[tuple[int, str, str], Slot] = {}
+_SLOTS_MAX = 1 << 16
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:
