@@ -222,10 +222,14 @@ class BankOp(Record):
                     instr=None):
         reads: list[tuple[str, str]] = []
         writes: list[tuple[str, str]] = []
-        for (dst_slot, src_slots), h in zip(_HALF_PORTS, halves):
-            for slot, s in zip(src_slots, h.positions):
-                if s is not None and s.kind == "vgpr":
-                    reads.append((slot, s.name))
+        for (dst_slot, (p0, p1, p2)), h in zip(_HALF_PORTS, halves):
+            s0, s1, s2 = h.positions
+            if s0 is not None and s0.kind == "vgpr":
+                reads.append((p0, s0.name))
+            if s1 is not None and s1.kind == "vgpr":
+                reads.append((p1, s1.name))
+            if s2 is not None and s2.kind == "vgpr":
+                reads.append((p2, s2.name))
             d = h.dst
             if d is not None and d.kind == "vgpr":  # Half.writes()
                 writes.append((dst_slot, d.name))
@@ -250,9 +254,14 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
             try:
                 if half_of is None:
                     hs = [half(s) for s in stmts]
+                elif len(stmts) == 1:
+                    hs = [half_of(ins.index, 0)]
                 else:
                     hs = [half_of(ins.index, k) for k in range(len(stmts))]
-                if all(h.vopd is not None and not h.problems for h in hs):
+                for h in hs:
+                    if h.vopd is None or h.problems:
+                        break
+                else:
                     halves = hs
             except (TypeError, ValueError):
                 halves = None

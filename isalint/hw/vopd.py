@@ -426,10 +426,27 @@ def half(obj, *operands) -> Half:
             ops = ops[:-1]
         else:
             return _opaque(written, ops, col, f"{written}: lane mask {last.text} is not vcc_lo, which VOPD reads")
-    srcs = [_classify(op, kind, fmt) for op, kind in zip(ops, kinds)]
+    srcs = []
+    shared = _SRCS
+    for op, kind in zip(ops, kinds):
+        key = (id(op), kind, fmt)
+        src = shared.get(key)
+        if src is None or src.op is not op:
+            src = _classify(op, kind, fmt)
+            if len(shared) >= _SRCS_MAX:
+                shared.clear()
+            shared[key] = src
+        srcs.append(src)
     if len(ops) > n:
         srcs += [Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in ops[n:]]
     return _build(dual, written, srcs, col)
+
+
+# A Src is never changed once made and depends on its operand, the slot's kind and the source format
+# only; the parser makes one operand node per text and column. Keyed by the operand's identity, which
+# the Src keeps alive (``op``), so that the key is never another operand's.
+_SRCS: dict[tuple[int, str, str], Src] = {}
+_SRCS_MAX = 1 << 16
 
 
 def _opaque(written: str, ops: list[Operand], col, problem: str) -> Half:
