@@ -465,6 +465,35 @@ def _yaml_scalar(text: str):
 
 
 def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
+    stmts = line.statements
+    if len(stmts) == 1 and not wave64:  # the usual instruction: what the loop below does for one statement
+        stmt = stmts[0]
+        info = lookup(stmt.mnemonic)
+        if info is not None and not stmt.modifiers:
+            try:
+                stmt_slots = match_operands(stmt, info, False)
+            except OperandMismatch:
+                pass  # the general path below says what is wrong
+            else:
+                defs: list[str] = []
+                uses: list[str] = []
+                for slot in stmt_slots:
+                    role = slot.role
+                    if role == "use":
+                        uses += slot.regs
+                    elif role == "def":
+                        defs += slot.regs
+                    elif role == "defuse":
+                        uses += slot.regs
+                        defs += slot.regs
+                if info.implicit_uses:
+                    uses += info.implicit_uses
+                if info.implicit_defs:
+                    defs += info.implicit_defs
+                return Instr(index, line, stmts, [info], [stmt_slots],
+                             list(dict.fromkeys(defs)) if len(defs) > 1 else defs,
+                             list(dict.fromkeys(uses)) if len(uses) > 1 else uses, info.klass,
+                             info.counters, None, 1)
     infos: list[OpInfo | None] = []
     slots: list[list[Slot]] = []
     defs: list[str] = []
@@ -574,24 +603,26 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
     slots = []
     shared = _SLOTS
     for op, spec in zip(written, specs):
-        kind = op.kind
-        if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
-            key = (id(op), spec.name, spec.role)
-            slot = shared.get(key)
-            if slot is None or slot.operand is not op:
-                if len(shared) >= _SLOTS_MAX:
-                    shared.clear()
-                slot = shared[key] = Slot(spec.name, spec.role, op, op.registers())
-            slots.append(slot)
-        else:
-            slots.append(Slot(spec.name, spec.role, op, _operand_registers(op, spec, stmt)))
+        key = (id(op), spec.name, spec.role, spec.regs, spec.kind)
+        slot = shared.get(key)
+        if slot is None or slot.operand is not op:
+            kind = op.kind
+            if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
+                regs = op.registers()
+            else:
+                regs = _operand_registers(op, spec, stmt)
+            if len(shared) >= _SLOTS_MAX:
+                shared.clear()
+            slot = shared[key] = Slot(spec.name, spec.role, op, regs)
+        slots.append(slot)
     return slots
 
 
 # Slots are never changed once made, nor their register lists, and the parser makes one operand node
-# per text and column: a register operand in the same ISA field and role is one Slot, wherever it
-# comes back. Keyed by the operand's identity, which the Slot keeps alive (so the key is never reused).
-_SLOTS: dict[tuple[int, str, str], Slot] = {}
+# per text and column: an operand in the same ISA field (name, role, width, kind) is one Slot,
+# wherever it comes back (its registers depend on nothing else). Keyed by the operand's identity,
+# which the Slot keeps alive (so the key is never another operand's).
+_SLOTS: dict[tuple, Slot] = {}
 _SLOTS_MAX = 1 << 16
 
 
