@@ -462,7 +462,10 @@ def _access(slot: str, reg: str, b: int, kind: str) -> Access:
     return a
 
 
-def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access]) -> tuple[list[Step], list[Access]]:
+def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access],
+         every: bool = True) -> tuple[list[Step], list[Access]]:
+    """The steps of ``ops`` (only those that stall unless ``every``: the others are worked out just
+    far enough to know that they do not, and to leave the caches as they do) and what is still landing."""
     nb = params.banks
     n_entries, n_rf = params.cache_entries, params.rf_reads_per_bank
     src2_separate, writes_conflict = params.src2_separate, params.writes_conflict
@@ -482,7 +485,24 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
                     e = entries[v % nb]
                     if r in e:
                         e.remove(r)
-            append_step(Step(op, [], [], [], [], [], 0, []))
+            if every:
+                append_step(Step(op, [], [], [], [], [], 0, []))
+            continue
+        if not every and _quiet(op, nb, n_entries, n_rf, src2_separate, writes_conflict, entries, pending, vnum):
+            # no stall: the caches and the results landing next as the full step below leaves them
+            writes = []
+            for slot, r in op.writes:
+                v = vnum(r, -1)
+                if v == -1:
+                    v = _vgpr(r)
+                if v is None:
+                    continue
+                b = v % nb
+                writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
+                e = entries[b]
+                if r in e:
+                    e.remove(r)
+            pending = writes if write_delay else []
             continue
         bank_reads = [0] * nb
         reads: list[Access] = []
@@ -567,6 +587,55 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
     return steps, pending
 
 
+def _quiet(op: BankOp, nb: int, n_entries: int, n_rf: int, src2_separate: bool, writes_conflict: bool,
+           entries: list[list[str]], pending: list[Access], vnum) -> bool:
+    """Whether the VALU ``op`` issues without a stall; if so its reads are done to the caches (the
+    register-file reads, then the hits, as :func:`_run` does them)."""
+    bank_reads = [0] * nb
+    values = [0] * nb
+    fetched: list[tuple[str, int]] = []
+    hits: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for slot, r in op.reads:
+        v = vnum(r, -1)
+        if v == -1:
+            v = _vgpr(r)
+        if v is None:
+            continue
+        b = v % nb
+        if src2_separate and slot.startswith("SRC2"):
+            continue
+        hit = r in entries[b]
+        if hit:
+            hits.append((r, b))
+        if r not in seen:
+            seen.add(r)
+            values[b] += 1
+            if not hit:
+                fetched.append((r, b))
+                bank_reads[b] += 1
+    if writes_conflict:
+        for a in pending:
+            bank_reads[a.bank] += 1
+    if max(-(-max(values) // n_entries), -(-max(bank_reads) // n_rf)) > 1:
+        return False
+    for r, b in fetched:
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+        e.append(r)
+        if len(e) > n_entries:
+            del e[:len(e) - n_entries]
+    for r, b in hits:
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+        e.append(r)
+        if len(e) > n_entries:
+            del e[:len(e) - n_entries]
+    return True
+
+
 def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
     """What :func:`_run` leaves behind (the caches, the results still landing) without its steps:
     the first pass of a loop."""
@@ -607,12 +676,14 @@ def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
     return [_access(slot, r, v % nb, "W") for slot, r in last.writes if (v := _vgpr(r)) is not None]
 
 
-def simulate(ops, loop: bool = False, params: Params = DEFAULT) -> Simulation:
-    """Run the model over ``ops`` (see the module docstring for what they may be)."""
+def simulate(ops, loop: bool = False, params: Params = DEFAULT, stalls_only: bool = False) -> Simulation:
+    """Run the model over ``ops`` (see the module docstring for what they may be). ``stalls_only``:
+    the simulation keeps only the steps that stall (each as the whole simulation has it), which
+    takes less time than keeping them all."""
     seq = [_to_op(o) for o in ops]
     caches = _Caches(params)
     pending: list[Access] = []
     if loop:
         pending = _warm(seq, params, caches)
-    steps, _ = _run(seq, params, caches, pending)
+    steps, _ = _run(seq, params, caches, pending, not stalls_only)
     return Simulation(steps, params)
