@@ -241,6 +241,7 @@ def _new_half(mnemonic, written, dst, operands, positions, reads_dst, problems, 
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)  # asked for every VALU instruction by several rules
 def dual_name(mnemonic: str) -> str | None:
     """The VOPD component of a VALU mnemonic (``v_fmac_f32_e32`` -> ``v_dual_fmac_f32``), or None."""
     m = mnemonic.strip().lower()
@@ -576,6 +577,7 @@ def _violations(hx: Half, hy: Half, order: str | None):
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)
 def _implicit_scalars(dual: str) -> tuple[str, ...]:
     """Implicit register reads of a VOPD component that use the constant bus (EXEC does not)."""
     return tuple(r for r in lookup(dual).implicit_uses if r != "exec_lo")

@@ -603,26 +603,28 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
     slots = []
     shared = _SLOTS
     for op, spec in zip(written, specs):
-        key = (id(op), spec.name, spec.role, spec.regs, spec.kind)
-        slot = shared.get(key)
-        if slot is None or slot.operand is not op:
-            kind = op.kind
-            if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
-                regs = op.registers()
-            else:
-                regs = _operand_registers(op, spec, stmt)
-            if len(shared) >= _SLOTS_MAX:
-                shared.clear()
-            slot = shared[key] = Slot(spec.name, spec.role, op, regs)
+        got = shared.get((id(op), id(spec)))
+        if got is not None and got[0] is spec and got[1].operand is op:
+            slots.append(got[1])
+            continue
+        kind = op.kind
+        if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
+            regs = op.registers()
+        else:
+            regs = _operand_registers(op, spec, stmt)
+        if len(shared) >= _SLOTS_MAX:
+            shared.clear()
+        slot = Slot(spec.name, spec.role, op, regs)
+        shared[(id(op), id(spec))] = (spec, slot)
         slots.append(slot)
     return slots
 
 
 # Slots are never changed once made, nor their register lists, and the parser makes one operand node
-# per text and column: an operand in the same ISA field (name, role, width, kind) is one Slot,
-# wherever it comes back (its registers depend on nothing else). Keyed by the operand's identity,
-# which the Slot keeps alive (so the key is never another operand's).
-_SLOTS: dict[tuple, Slot] = {}
+# per text and column: an operand matched to the same ISA operand spec is one Slot, wherever it comes
+# back (its registers depend on nothing else). Keyed by the identities of the operand and the spec,
+# which the entry keeps alive (so that the key is never another pair's).
+_SLOTS: dict[tuple[int, int], tuple] = {}
 _SLOTS_MAX = 1 << 16
 
 

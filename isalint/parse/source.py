@@ -147,7 +147,10 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
         if _INSTRUCTION.match(text) is not None:
             line.kind = "instruction"
             try:
-                line.statements = parse_statements(text, 0)
+                if "::" in text:
+                    line.statements = parse_statements(text, 0)
+                else:  # one statement: parse_statements() without the search for a VOPD pair
+                    line.statements = [scan_statement(text, 0, len(text))]
             except OperandError as exc:
                 line.kind = "unknown"
                 line.statements = []
