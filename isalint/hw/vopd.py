@@ -447,7 +447,7 @@ def half(obj, *operands) -> Half:
 # only; the parser makes one operand node per text and column. Keyed by the operand's identity, which
 # the Src keeps alive (``op``), so that the key is never another operand's.
 _SRCS: dict[tuple[int, str, str], Src] = {}
-_SRCS_MAX = 1 << 16
+_SRCS_MAX = 1 << 14
 
 
 def _opaque(written: str, ops: list[Operand], col, problem: str) -> Half:

@@ -625,7 +625,7 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
 # back (its registers depend on nothing else). Keyed by the identities of the operand and the spec,
 # which the entry keeps alive (so that the key is never another pair's).
 _SLOTS: dict[tuple[int, int], tuple] = {}
-_SLOTS_MAX = 1 << 16
+_SLOTS_MAX = 1 << 14
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:

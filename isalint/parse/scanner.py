@@ -21,7 +21,7 @@ _BRACKETS = re.compile(r"[\[\](){}]")
 # Operand and modifier nodes are never changed once made, and the same text at the same column
 # comes back line after line (half the operands of a real kernel): one node serves them all.
 _NODES: dict[tuple[str, int], object] = {}
-_NODES_MAX = 1 << 16
+_NODES_MAX = 1 << 14
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
