@@ -226,7 +226,7 @@ def _run(opts: Options, keep: list | None = None) -> int:
         if kind == "ok" and style is not None:
             _, name, found, count, lines, notes = outcome
             shown = [d for d in map(_diagnostic, found) if _RANK[d.severity] <= _RANK[opts.min_severity]]
-            outcome = ("report", name, _render_file(style, shown, _SourceLines(count, lines)),
+            outcome = ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
                        [sum(1 for d in shown if d.severity == s) for s in SEVERITIES], notes)
             if cache is not None and keys[n] is not None:
                 cache.store(cache.derived(keys[n], style), outcome)
@@ -467,9 +467,10 @@ def _style(opts: Options) -> str | None:
     return f"text {opts.min_severity} {int(color)} {width}"
 
 
-def _render_file(style: str, shown, source) -> str:
-    """One file's findings printed in ``style`` (see :func:`_style`); their concatenation
-    (:func:`_report_files`) is the report of all findings at once, byte for byte."""
+def _render_file(style: str, shown, sources: dict) -> str:
+    """One file's findings printed in ``style`` (see :func:`_style`), ``sources`` its {name: lines};
+    the files' printed findings one after the other (:func:`_report_files`) are the report of all
+    findings at once, byte for byte."""
     from ..report import findings as out
 
     if not shown:
@@ -480,7 +481,7 @@ def _render_file(style: str, shown, source) -> str:
     if fmt == "github":
         return out.render_github(shown)
     _, color, width = rest
-    return out.render_text(shown, {shown[0].path: source}, color == "1", int(width))
+    return out.render_text(shown, sources, color == "1", int(width))
 
 
 def _open_report(opts: Options):
