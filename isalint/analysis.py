@@ -18,6 +18,8 @@ class Analysis:
     def __init__(self, program: Program, config: dict | None = None):
         self.program = program
         self.config = config or {}
+        self._halves: dict[int, object] = {}  # 2 * instruction index + statement -> its VOPD half
+        self._violations: dict[int, tuple] = {}  # instruction index -> the violations of its VOPD pair
 
     @classmethod
     def from_path(cls, path: str, config: dict | None = None) -> Analysis:
@@ -68,17 +70,17 @@ class Analysis:
 
     def vopd_half(self, index: int, stmt: int = 0):
         """:func:`isalint.hw.vopd.half` of statement ``stmt`` of instruction ``index``, built once for all rules."""
-        cache = self.__dict__.setdefault("_half_cache", {})
-        h = cache.get((index, stmt))
+        if stmt != 0 and stmt != 1:  # an instruction has at most two statements: this raises IndexError
+            return half(self.program.instrs[index].stmts[stmt])
+        h = self._halves.get(2 * index + stmt)
         if h is None:
-            h = cache[(index, stmt)] = half(self.program.instrs[index].stmts[stmt])
+            h = self._halves[2 * index + stmt] = half(self.program.instrs[index].stmts[stmt])
         return h
 
     def vopd_violations(self, index: int) -> tuple:
         """:func:`isalint.hw.vopd.check_pair` of the VOPD instruction ``index`` (its two halves), worked
         out once for all rules."""
-        cache = self.__dict__.setdefault("_violations_cache", {})
-        found = cache.get(index)
+        found = self._violations.get(index)
         if found is None:
-            found = cache[index] = tuple(check_pair(self.vopd_half(index, 0), self.vopd_half(index, 1)))
+            found = self._violations[index] = tuple(check_pair(self.vopd_half(index, 0), self.vopd_half(index, 1)))
         return found

@@ -5,7 +5,8 @@ for that file (the rules that run, the target, severity overrides) and the isali
 its version, the Python version and a fingerprint of its own source files, so that an edited
 checkout never serves what older code found. An entry holds the outcome (findings, a skip, or an
 input error) and the source lines the text report shows, so that a hit needs neither the parser nor
-the rules.
+the rules; a derived entry (:func:`derived`) holds the file's findings as one report style prints
+them, so that a hit for that style does not even build the findings again.
 
 Entries live in ``.isalint_cache/`` in the working directory (``ISALINT_CACHE_DIR`` moves it), one
 file per key, written whole through a rename so that concurrent runs never read half an entry. The
@@ -86,6 +87,14 @@ def key(data: bytes, path: str, settings: tuple) -> str:
     h.update(fingerprint().encode())
     h.update(marshal.dumps((path, settings)))
     h.update(data)
+    return h.hexdigest()
+
+
+def derived(name: str, what: str) -> str:
+    """The entry name of something made from entry ``name``'s outcome (``what`` says how: the file's
+    findings printed in one style)."""
+    h = blake2b(digest_size=20)
+    h.update(f"{name} {what}".encode())
     return h.hexdigest()
 
 

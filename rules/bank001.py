@@ -92,7 +92,8 @@ def _slot(slot: str) -> str:
 
 def simulations(analysis):
     """(loop or None, Simulation, steady) for every innermost loop (steady state) and
-    every basic block outside them (cold caches). Cached on the analysis."""
+    every basic block outside them (cold caches); a Simulation keeps its stalled steps only. Cached
+    on the analysis."""
     cache = analysis.__dict__.get("_bank001_sims")
     if cache is not None:
         return cache
@@ -109,12 +110,12 @@ def simulations(analysis):
             continue
         idx = loop.indices(cfg)
         covered.update(idx)
-        out.append((loop, simulate(ops(idx), loop=True), True))
+        out.append((loop, simulate(ops(idx), loop=True, stalls_only=True), True))
     for blk in cfg.blocks:
         idx = [i for i in blk.indices() if i not in covered]
         if not idx or not any(instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
             continue
-        out.append((cfg.loop_of(idx[0]), simulate(ops(idx)), False))
+        out.append((cfg.loop_of(idx[0]), simulate(ops(idx), stalls_only=True), False))
     analysis.__dict__["_bank001_sims"] = out
     return out
 

@@ -110,3 +110,42 @@ def test_bank001_findings_on_kernel5_and_the_fixtures(kernel5):
     assert check_analysis(Analysis.from_path(str(K6 / "kernel6_style.s")), ["BANK001"]) == []
     shared = check_analysis(Analysis.from_path(str(K6 / "kernel6_shared_banks.s")), ["BANK001"])
     assert len(shared) == 1 and shared[0].severity == "warning" and len(places(shared)) >= 16
+
+
+def _random_ops(rnd, n):
+    """VALU operations reading and writing a few VGPRs (some through SRC2), with non-VALU writes
+    between them."""
+    ops = []
+    for _ in range(n):
+        regs = [f"v{rnd.randrange(12)}" for _ in range(4)]
+        if rnd.random() < 0.15:
+            ops.append(BankOp([], [("DSTX", regs[0])], valu=False))
+            continue
+        reads = [("SRC0X", regs[1]), ("SRC1X", regs[2])]
+        if rnd.random() < 0.5:
+            reads.append(("SRC2X", regs[0]))
+        writes = [("DSTX", regs[0])]
+        if rnd.random() < 0.5:  # a pair
+            more = [f"v{rnd.randrange(12)}" for _ in range(3)]
+            reads += [("SRC0Y", more[1]), ("SRC1Y", more[2])]
+            writes.append(("DSTY", more[0]))
+        ops.append(BankOp(reads, writes, is_vopd=len(writes) == 2))
+    return ops
+
+
+def test_the_stalls_only_simulation_keeps_the_same_stalled_steps():
+    import random
+
+    rnd = random.Random(7)
+    settings = [DEFAULT, Params(cache_entries=2), Params(write_delay=0),
+                Params(src2_separate=False, rf_reads_per_bank=2)]
+    stalled = 0
+    for params in settings:
+        for _ in range(40):
+            ops = _random_ops(rnd, rnd.randrange(1, 30))
+            for loop in (False, True):
+                every = simulate(ops, loop=loop, params=params)
+                only = simulate(ops, loop=loop, params=params, stalls_only=True)
+                assert only.steps == [s for s in every.steps if s.stall]
+                stalled += len(only.steps)
+    assert stalled > 100  # the sequences do stall

@@ -152,3 +152,105 @@ def test_input_errors_and_skips_are_kept_too(work):
     second = _check(str(kernel))
     assert first == second and first[0] == 2
     assert len(analysed) == 1
+
+
+def _cli(*args, env=None) -> tuple[int, str, str]:
+    """(exit code, standard output, standard error) of the `isalint` command in a fresh process."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "isalint", *map(str, args)], capture_output=True, text=True,
+                          env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("options", [
+    ["--format", "text"],
+    ["--format", "json"],
+    ["--format", "github"],
+    ["--format", "sarif"],
+    ["--statistics"],
+    ["--min-severity", "warning", "--fail-on", "error"],
+    ["--format", "json", "--min-severity", "error"],
+    ["--color", "-q"],
+])
+def test_a_directory_checked_again_prints_what_a_fresh_check_prints(tmp_path, options):
+    """Kernels with errors, warnings and info, one without findings, a file of another processor
+    (skipped) and one that is not assembly (an input error), checked three times: without the cache,
+    filling it, answered from it."""
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    for name in ("gemm_register_tiled.s", "gemm_naive.s", "gemm_spill.s", "lds_transpose_conflict.s",
+                 "kernel2_lds.s"):
+        shutil.copy(KERNELS / name, folder / name)
+    (folder / "host-x86_64.s").write_text("\t.text\n\t.globl main\nmain:\n\tpushq %rbp\n\tmovq %rsp, %rbp\n\tretq\n")
+    (folder / "notes.s").write_text("nothing to see here\n")
+    env = dict(os.environ, ISALINT_CACHE_DIR=str(tmp_path / "cache"))
+    fresh = _cli("check", "--no-cache", *options, folder, env=env)
+    assert not (tmp_path / "cache").exists()
+    filling = _cli("check", *options, folder, env=env)
+    cached = _cli("check", *options, folder, env=env)
+    assert fresh[0] == 2  # the input error
+    assert filling == fresh
+    assert cached == fresh
+    assert "notes.s" in fresh[2]
+
+
+def test_a_report_style_seen_before_builds_no_findings(work, monkeypatch):
+    """The second check in one style prints the file's findings as kept, without building them again;
+    another style (another width here) builds them from the file's entry, without the rules."""
+    kernel, _, analysed = work
+    built: list = []
+    real = check._diagnostic
+    monkeypatch.setattr(check, "_diagnostic", lambda t: built.append(t) or real(t))
+    first = _check(str(kernel))
+    assert built and analysed == [str(kernel)]
+    built.clear()
+    assert _check(str(kernel)) == first
+    assert built == []
+    monkeypatch.setattr("isalint.report.findings.text_width", lambda stream=None: 60)
+    monkeypatch.setattr("isalint.report.findings.use_color", lambda explicit, stream=None: False)
+    narrow = _check(str(kernel))
+    assert built and analysed == [str(kernel)]
+    assert narrow[0] == first[0] and narrow[1] != first[1]
+
+
+def test_json_items_make_the_json_list():
+    from isalint.diagnostics import Diagnostic, Site
+    from isalint.report import findings as out
+
+    found = [Diagnostic("a.s", 3, 1, 3, 9, "BANK001", "info", "a \"quoted\" message", notes=["n1"],
+                        sites=[Site(4, 1, 2, "there")], cost={"cycles": 2}),
+             Diagnostic("a.s", 7, 2, 7, 4, "WAIT001", "error", "line\nbreak", fix="--waits")]
+    assert "[\n" + out.render_json_items(found) + "\n]" == out.render_json(found)
+    assert "[\n" + out.render_json_items(found[:1]) + ",\n" + out.render_json_items(found[1:]) + "\n]" == \
+        out.render_json(found)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_files_printed_one_by_one_make_the_report_of_all_findings(tmp_path, monkeypatch, cached):
+    """The report put together from each file's printed findings is what the renderers print for
+    all the findings at once (text with its source lines, JSON, GitHub annotations)."""
+    from isalint.diagnostics import Diagnostic, Site
+    from isalint.parse import read_file
+    from isalint.report import findings as out
+
+    monkeypatch.setenv("ISALINT_CACHE_DIR", str(tmp_path / "cache"))
+    names = ("gemm_register_tiled.s", "gemm_naive.s", "gemm_spill.s", "lds_transpose_conflict.s")
+    paths = [str(KERNELS / name) for name in names]
+    extra = [] if cached else ["--no-cache"]
+    if cached:
+        for fmt in ("json", "text", "github"):
+            _check("--format", fmt, *paths)
+    code, text = _check(*extra, *paths)
+    _, js = _check(*extra, "--format", "json", *paths)
+    _, gh = _check(*extra, "--format", "github", *paths)
+    import json
+
+    found = [Diagnostic(**{**d, "sites": [Site(**s) for s in d["sites"]]}) for d in json.loads(js)]
+    assert {d.path for d in found} == {paths[0], paths[2], paths[3]}  # gemm_naive has none
+    sources = {p: read_file(p) for p in paths}
+    assert js == out.render_json(found) + "\n"
+    assert gh == out.render_github(found) + "\n"
+    assert text == out.render_text(found, sources, False) + "\n" + out.summary_line(found, len(paths)) + "\n"
+    assert code == 1

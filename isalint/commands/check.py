@@ -11,7 +11,7 @@ import os
 import sys
 
 FORMATS = ("text", "json", "sarif", "github")
-SEVERITIES = ("error", "warning", "info")
+SEVERITIES = ("error", "warning", "info")  # most severe first
 _VALUED = {"--select": "select", "--ignore": "ignore", "--extend-select": "extend_select", "--format": "fmt",
            "--target": "target", "--fail-on": "fail_on", "--min-severity": "min_severity",
            "--output-file": "output_file", "-o": "output_file", "--config": "config",
@@ -168,6 +168,8 @@ def _run(opts: Options, keep: list | None = None) -> int:
     warnings: list[str] = list(fixed_config.warnings) if fixed_config is not None else []
     config_errors: dict[str, tuple] = {}  # directory -> the ("error", message) of its configuration
     cache = None if opts.no_cache else _cache()
+    style = _style(opts)  # how each file's findings are printed, when a file's report can be kept alone
+    keys: list = [None] * len(files)  # file number -> its cache key
     outcomes: list = [None] * len(files)
     jobs: list = []  # (file number, job) of the files the cache does not know
     configs: dict[str, object] = {}  # directory -> its configuration
@@ -203,8 +205,13 @@ def _run(opts: Options, keep: list | None = None) -> int:
         job = (name, data, codes, opts.target or config.target, sorted(config.severity.items()))
         if cache is not None:
             key = cache.key(data, name, (tuple(codes), job[3], tuple(job[4])))
-            outcomes[n] = cache.load(key)
             job += (key,)
+            keys[n] = key
+            if style is not None:  # the file's findings as this report prints them: no findings to load
+                outcomes[n] = cache.load(cache.derived(key, style))
+                if outcomes[n] is not None:
+                    continue
+            outcomes[n] = cache.load(key)
         if outcomes[n] is None:
             jobs.append((n, job))
     if jobs:
@@ -213,9 +220,22 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if cache is not None:
                 cache.store(job[5], outcome)
     diagnostics, sources, errors, skipped = [], {}, [], []
-    for outcome in outcomes:
+    reports: list = []  # with a style: (printed findings, {severity: number shown}) of each file checked
+    for n, outcome in enumerate(outcomes):
         kind = outcome[0]
-        if kind == "ok":
+        if kind == "ok" and style is not None:
+            _, name, found, count, lines, notes = outcome
+            shown = [d for d in map(_diagnostic, found) if _RANK[d.severity] <= _RANK[opts.min_severity]]
+            outcome = ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
+                       [sum(1 for d in shown if d.severity == s) for s in SEVERITIES], notes)
+            if cache is not None and keys[n] is not None:
+                cache.store(cache.derived(keys[n], style), outcome)
+            kind = "report"
+        if kind == "report":
+            _, name, text, counts, notes = outcome
+            reports.append((text, counts))
+            warnings.extend(w for w in notes if w not in warnings)
+        elif kind == "ok":
             _, name, found, count, lines, notes = outcome
             sources[name] = _SourceLines(count, lines)
             diagnostics.extend(_diagnostic(d) for d in found)
@@ -233,14 +253,21 @@ def _run(opts: Options, keep: list | None = None) -> int:
         _echo(f"isalint: warning: {w}", err=True)
     for e in errors:
         _echo(f"isalint: {e}", err=True)
-    shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
-    checked = sum(1 for o in outcomes if o[0] == "ok")
-    _report(opts, shown, sources, checked, len(skipped), len(files) - checked - len(skipped))
+    checked = sum(1 for o in outcomes if o[0] in ("ok", "report"))
+    failed = len(files) - checked - len(skipped)
+    if style is not None:
+        totals = [sum(c[k] for _, c in reports) for k in range(len(SEVERITIES))]
+        _report_files(opts, style, [t for t, c in reports if sum(c)], dict(zip(SEVERITIES, totals)), checked,
+                      len(skipped), failed)
+    else:
+        shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
+        totals = [sum(1 for d in shown if d.severity == s) for s in SEVERITIES]
+        _report(opts, shown, sources, checked, len(skipped), failed)
     if errors:
         return 2
     if opts.exit_zero:
         return 0
-    return 1 if any(_RANK[d.severity] <= _RANK[opts.fail_on] for d in shown) else 0
+    return 1 if any(t for s, t in zip(SEVERITIES, totals) if _RANK[s] <= _RANK[opts.fail_on]) else 0
 
 
 def _cache():
@@ -424,18 +451,73 @@ def _codes_for(available, cli: dict, config, path: str, selected_codes) -> list[
     return codes
 
 
+def _style(opts: Options) -> str | None:
+    """How a file's findings are printed (format, severities shown, colour and width of text), when
+    the report is the files' own reports one after the other: text, JSON and GitHub annotations,
+    not SARIF or --statistics (those describe all the findings at once)."""
+    if opts.statistics or opts.fmt not in ("text", "json", "github"):
+        return None
+    if opts.fmt != "text":
+        return f"{opts.fmt} {opts.min_severity}"
+    from ..report import findings as out
+
+    to_terminal = not opts.output_file
+    color = out.use_color(opts.color if to_terminal else False)
+    width = out.text_width() if to_terminal else out.WIDTH
+    return f"text {opts.min_severity} {int(color)} {width}"
+
+
+def _render_file(style: str, shown, sources: dict) -> str:
+    """One file's findings printed in ``style`` (see :func:`_style`), ``sources`` its {name: lines};
+    the files' printed findings one after the other (:func:`_report_files`) are the report of all
+    findings at once, byte for byte."""
+    from ..report import findings as out
+
+    if not shown:
+        return ""
+    fmt, *rest = style.split()
+    if fmt == "json":
+        return out.render_json_items(shown)
+    if fmt == "github":
+        return out.render_github(shown)
+    _, color, width = rest
+    return out.render_text(shown, sources, color == "1", int(width))
+
+
+def _open_report(opts: Options):
+    if opts.output_file:
+        try:
+            return open(opts.output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+        except OSError as exc:
+            _echo(f"isalint: {opts.output_file}: cannot write: {exc.strerror or exc}", err=True)
+            raise SystemExit(2) from None
+    return sys.stdout
+
+
+def _report_files(opts: Options, style: str, texts: list[str], counts: dict, checked: int, skipped: int,
+                  failed: int) -> None:
+    """The report made of the files' printed findings ``texts`` (those with findings, in order)."""
+    stream = _open_report(opts)
+    try:
+        if opts.fmt == "json":
+            stream.write("[\n" + ",\n".join(texts) + "\n]\n" if texts else "[]\n")
+        elif texts:
+            stream.write(("\n\n" if opts.fmt == "text" else "\n").join(texts) + "\n")
+        if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
+            from ..report import findings as out
+
+            stream.write(out.summary_counts(counts, checked, skipped, failed) + "\n")
+        stream.flush()
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+
+
 def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: int) -> None:
     from .. import rules as registry
     from ..report import findings as out
 
-    if opts.output_file:
-        try:
-            stream = open(opts.output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            _echo(f"isalint: {opts.output_file}: cannot write: {exc.strerror or exc}", err=True)
-            raise SystemExit(2) from None
-    else:
-        stream = sys.stdout
+    stream = _open_report(opts)
     try:
         def emit(text: str) -> None:
             stream.write(text + "\n")

@@ -222,10 +222,14 @@ class BankOp(Record):
                     instr=None):
         reads: list[tuple[str, str]] = []
         writes: list[tuple[str, str]] = []
-        for (dst_slot, src_slots), h in zip(_HALF_PORTS, halves):
-            for slot, s in zip(src_slots, h.positions):
-                if s is not None and s.kind == "vgpr":
-                    reads.append((slot, s.name))
+        for (dst_slot, (p0, p1, p2)), h in zip(_HALF_PORTS, halves):
+            s0, s1, s2 = h.positions
+            if s0 is not None and s0.kind == "vgpr":
+                reads.append((p0, s0.name))
+            if s1 is not None and s1.kind == "vgpr":
+                reads.append((p1, s1.name))
+            if s2 is not None and s2.kind == "vgpr":
+                reads.append((p2, s2.name))
             d = h.dst
             if d is not None and d.kind == "vgpr":  # Half.writes()
                 writes.append((dst_slot, d.name))
@@ -250,9 +254,14 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
             try:
                 if half_of is None:
                     hs = [half(s) for s in stmts]
+                elif len(stmts) == 1:
+                    hs = [half_of(ins.index, 0)]
                 else:
                     hs = [half_of(ins.index, k) for k in range(len(stmts))]
-                if all(h.vopd is not None and not h.problems for h in hs):
+                for h in hs:
+                    if h.vopd is None or h.problems:
+                        break
+                else:
                     halves = hs
             except (TypeError, ValueError):
                 halves = None
@@ -453,15 +462,19 @@ def _access(slot: str, reg: str, b: int, kind: str) -> Access:
     return a
 
 
-def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access]) -> tuple[list[Step], list[Access]]:
+def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access],
+         every: bool = True) -> tuple[list[Step], list[Access]]:
+    """The steps of ``ops`` (only those that stall unless ``every``: the others are worked out just
+    far enough to know that they do not, and to leave the caches as they do) and what is still landing."""
     nb = params.banks
     n_entries, n_rf = params.cache_entries, params.rf_reads_per_bank
     src2_separate, writes_conflict = params.src2_separate, params.writes_conflict
+    write_delay = params.write_delay
     entries = caches.entries
-    touch = caches.touch
     interned = _ACCESS.get
     vnum = _VNUM.get
     steps: list[Step] = []
+    append_step = steps.append
     for op in ops:
         if not op.valu:
             for _, r in op.writes:
@@ -472,11 +485,29 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
                     e = entries[v % nb]
                     if r in e:
                         e.remove(r)
-            steps.append(Step(op, [], [], [], [], [], 0, []))
+            if every:
+                append_step(Step(op, [], [], [], [], [], 0, []))
+            continue
+        if not every and _quiet(op, nb, n_entries, n_rf, src2_separate, writes_conflict, entries, pending, vnum):
+            # no stall: the caches and the results landing next as the full step below leaves them
+            writes = []
+            for slot, r in op.writes:
+                v = vnum(r, -1)
+                if v == -1:
+                    v = _vgpr(r)
+                if v is None:
+                    continue
+                b = v % nb
+                writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
+                e = entries[b]
+                if r in e:
+                    e.remove(r)
+            pending = writes if write_delay else []
             continue
         bank_reads = [0] * nb
         reads: list[Access] = []
         fetched: list[tuple[str, int]] = []
+        hits: list[tuple[str, int]] = []
         distinct: dict[int, list[Access]] = {}
         seen: set[str] = set()  # a register is in one bank: seen in this step = seen in its bank
         for slot, r in op.reads:
@@ -486,19 +517,24 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             if v is None:
                 continue
             b = v % nb
-            src2 = src2_separate and slot.startswith("SRC2")  # its own path: counted, never stalls
-            kind = "R" if src2 or r not in entries[b] else "Cache"
-            acc = interned((slot, r, b, kind)) or _access(slot, r, b, kind)
-            reads.append(acc)
-            if src2:
+            if src2_separate and slot.startswith("SRC2"):  # its own path: counted, never stalls
+                reads.append(interned((slot, r, b, "R")) or _access(slot, r, b, "R"))
                 continue
+            if r in entries[b]:
+                acc = interned((slot, r, b, "Cache")) or _access(slot, r, b, "Cache")
+                hits.append((r, b))
+                hit = True
+            else:
+                acc = interned((slot, r, b, "R")) or _access(slot, r, b, "R")
+                hit = False
+            reads.append(acc)
             if r not in seen:  # one value feeds every port that reads it this cycle
                 seen.add(r)
                 if b in distinct:
                     distinct[b].append(acc)
                 else:
                     distinct[b] = [acc]
-                if kind == "R":
+                if not hit:
                     fetched.append((r, b))
                     bank_reads[b] += 1
         if writes_conflict:
@@ -512,16 +548,23 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             e.append(r)
             if len(e) > n_entries:
                 del e[:len(e) - n_entries]
-        for a in reads:
-            if a.kind == "Cache":
-                touch(a.reg, a.bank)
+        for r, b in hits:
+            e = entries[b]
+            if r in e:
+                e.remove(r)
+            e.append(r)
+            if len(e) > n_entries:
+                del e[:len(e) - n_entries]
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
         bank_values = [0] * nb
+        most = 0
         for b, accs in distinct.items():
-            bank_values[b] = len(accs)
+            k = bank_values[b] = len(accs)
+            if k > most:
+                most = k
         # the slowest bank (both terms grow with their count, so the largest counts decide)
-        stall = max(-(-max(bank_values) // n_entries), -(-max(bank_reads) // n_rf)) - 1
+        stall = max(-(-most // n_entries), -(-max(bank_reads) // n_rf)) - 1
         if stall > 0:
             need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
             conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
@@ -539,9 +582,58 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             e = entries[b]
             if r in e:
                 e.remove(r)
-        steps.append(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
-        pending = writes if params.write_delay else []
+        append_step(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
+        pending = writes if write_delay else []
     return steps, pending
+
+
+def _quiet(op: BankOp, nb: int, n_entries: int, n_rf: int, src2_separate: bool, writes_conflict: bool,
+           entries: list[list[str]], pending: list[Access], vnum) -> bool:
+    """Whether the VALU ``op`` issues without a stall; if so its reads are done to the caches (the
+    register-file reads, then the hits, as :func:`_run` does them)."""
+    bank_reads = [0] * nb
+    values = [0] * nb
+    fetched: list[tuple[str, int]] = []
+    hits: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for slot, r in op.reads:
+        v = vnum(r, -1)
+        if v == -1:
+            v = _vgpr(r)
+        if v is None:
+            continue
+        b = v % nb
+        if src2_separate and slot.startswith("SRC2"):
+            continue
+        hit = r in entries[b]
+        if hit:
+            hits.append((r, b))
+        if r not in seen:
+            seen.add(r)
+            values[b] += 1
+            if not hit:
+                fetched.append((r, b))
+                bank_reads[b] += 1
+    if writes_conflict:
+        for a in pending:
+            bank_reads[a.bank] += 1
+    if max(-(-max(values) // n_entries), -(-max(bank_reads) // n_rf)) > 1:
+        return False
+    for r, b in fetched:
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+        e.append(r)
+        if len(e) > n_entries:
+            del e[:len(e) - n_entries]
+    for r, b in hits:
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+        e.append(r)
+        if len(e) > n_entries:
+            del e[:len(e) - n_entries]
+    return True
 
 
 def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
@@ -584,12 +676,14 @@ def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
     return [_access(slot, r, v % nb, "W") for slot, r in last.writes if (v := _vgpr(r)) is not None]
 
 
-def simulate(ops, loop: bool = False, params: Params = DEFAULT) -> Simulation:
-    """Run the model over ``ops`` (see the module docstring for what they may be)."""
+def simulate(ops, loop: bool = False, params: Params = DEFAULT, stalls_only: bool = False) -> Simulation:
+    """Run the model over ``ops`` (see the module docstring for what they may be). ``stalls_only``:
+    the simulation keeps only the steps that stall (each as the whole simulation has it), which
+    takes less time than keeping them all."""
     seq = [_to_op(o) for o in ops]
     caches = _Caches(params)
     pending: list[Access] = []
     if loop:
         pending = _warm(seq, params, caches)
-    steps, _ = _run(seq, params, caches, pending)
+    steps, _ = _run(seq, params, caches, pending, not stalls_only)
     return Simulation(steps, params)

@@ -241,6 +241,7 @@ def _new_half(mnemonic, written, dst, operands, positions, reads_dst, problems, 
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)  # asked for every VALU instruction by several rules
 def dual_name(mnemonic: str) -> str | None:
     """The VOPD component of a VALU mnemonic (``v_fmac_f32_e32`` -> ``v_dual_fmac_f32``), or None."""
     m = mnemonic.strip().lower()
@@ -426,10 +427,27 @@ def half(obj, *operands) -> Half:
             ops = ops[:-1]
         else:
             return _opaque(written, ops, col, f"{written}: lane mask {last.text} is not vcc_lo, which VOPD reads")
-    srcs = [_classify(op, kind, fmt) for op, kind in zip(ops, kinds)]
+    srcs = []
+    shared = _SRCS
+    for op, kind in zip(ops, kinds):
+        key = (id(op), kind, fmt)
+        src = shared.get(key)
+        if src is None or src.op is not op:
+            src = _classify(op, kind, fmt)
+            if len(shared) >= _SRCS_MAX:
+                shared.clear()
+            shared[key] = src
+        srcs.append(src)
     if len(ops) > n:
         srcs += [Src("bad", op.text, note=f"{op.text}: extra operand", col=op.col) for op in ops[n:]]
     return _build(dual, written, srcs, col)
+
+
+# A Src is never changed once made and depends on its operand, the slot's kind and the source format
+# only; the parser makes one operand node per text and column. Keyed by the operand's identity, which
+# the Src keeps alive (``op``), so that the key is never another operand's.
+_SRCS: dict[tuple[int, str, str], Src] = {}
+_SRCS_MAX = 1 << 14
 
 
 def _opaque(written: str, ops: list[Operand], col, problem: str) -> Half:
@@ -559,6 +577,7 @@ def _violations(hx: Half, hy: Half, order: str | None):
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=4096)
 def _implicit_scalars(dual: str) -> tuple[str, ...]:
     """Implicit register reads of a VOPD component that use the constant bus (EXEC does not)."""
     return tuple(r for r in lookup(dual).implicit_uses if r != "exec_lo")

@@ -412,6 +412,9 @@ class CounterAnalysis(Record):
         sync = self.block_in[0].sync if self.block_in else CU_MODE_SYNC
         seen: dict[int, int] = {}  # block -> smallest k it was entered with
         work: list[tuple[int, int]] = [(start, k)]
+        locked = cls in LOCKS
+        in_order = cls in IN_ORDER
+        known = self.__dict__.setdefault("_events", {})  # instruction index -> events() (asked again and again)
         while work:
             i, k = work.pop()
             if i >= n_instrs:
@@ -425,31 +428,40 @@ class CounterAnalysis(Record):
             alive = True
             for j in range(i, blk.last):
                 ins = instrs[j]
-                if ins.klass == "waitcnt":
+                klass = ins.klass
+                if klass == "waitcnt":
                     thr = wait_thresholds(ins)
                     if thr and counter in thr and k >= thr[counter]:
                         alive = False
                         break
                     continue
-                if cls not in LOCKS and reg in reads_of(ins, sync):
+                if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
                     return True
+                if ins.counters and not ins.opaque:
+                    evs = known.get(j)
+                    if evs is None:
+                        evs = known[j] = events(ins)
+                else:
+                    evs = ()
                 if reg in ins.defs:
-                    evs = events(ins)
-                    if cls in IN_ORDER and cls not in LOCKS and any(
+                    if in_order and not locked and any(
                             e.counter == counter and e.cls == cls and reg in e.writes for e in evs):
                         alive = False
                         break
                     return True
-                for e in events(ins):
-                    if e.counter == counter and e.cls == cls and cls in IN_ORDER and k < CAP:
+                for e in evs:
+                    if e.counter == counter and e.cls == cls and in_order and k < CAP:
                         k += 1
-                if ins.ends_program():
+                if klass == "endpgm" or ins.opcode in _ENDS_PROGRAM:
                     alive = False
                     break
             if alive:
                 for s in blk.succs:
                     work.append((cfg.blocks[s].first, k))
         return False
+
+
+_ENDS_PROGRAM = ("s_setpc_b64", "s_endpgm_saved", "s_trap")  # Instr.ends_program(), besides s_endpgm
 
 
 def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -> CounterAnalysis:

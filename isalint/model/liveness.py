@@ -165,13 +165,20 @@ def instr_masks(instr, all_mask: int) -> tuple[int, int, int]:
     for info, slots in zip(instr.infos, instr.slots):
         if info is None:
             continue
-        d16 = "_d16" in info.mnemonic
-        narrow = _narrow(info)
+        d16, narrow = _PARTIAL.get(info.mnemonic) or _partial(info)
         for slot in slots:
-            if slot.role != "use" and slot.role in ("def", "defuse") and (
-                    d16 or slot.operand.half or slot.name in narrow):
+            role = slot.role
+            if (role == "def" or role == "defuse") and (d16 or slot.operand.half or slot.name in narrow):
                 partial |= mask(slot.regs)
     return use, defs & ~partial, defs
+
+
+_PARTIAL: dict[str, tuple[bool, frozenset[str]]] = {}  # mnemonic -> (a d16 opcode, _narrow(info))
+
+
+def _partial(info) -> tuple[bool, frozenset[str]]:
+    got = _PARTIAL[info.mnemonic] = ("_d16" in info.mnemonic, _narrow(info))
+    return got
 
 
 class Liveness:

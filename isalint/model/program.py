@@ -58,8 +58,12 @@ class Instr(Record):
     problem_col: int
     block: int
 
-    __slots__ = _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters",
-                           "problem", "problem_col", "block")
+    _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters", "problem",
+               "problem_col", "block")
+    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved) and ``opaque`` (whether the
+    # instruction cannot be decoded: it has a problem) are read by the hundred thousand: attributes
+    # worked out once from the fields, which are never reassigned
+    __slots__ = _fields + ("opcode", "opaque")
 
     def __init__(self, index: int, line: Line, stmts: list[Statement], infos: list[OpInfo | None],
                  slots: list[list[Slot]], defs: list[str], uses: list[str], klass: str, counters: tuple[str, ...],
@@ -76,6 +80,9 @@ class Instr(Record):
         self.problem = problem
         self.problem_col = problem_col
         self.block = block
+        info = infos[0] if infos else None
+        self.opcode = info.mnemonic if info is not None else (stmts[0].mnemonic if stmts else "")
+        self.opaque = problem is not None
 
     @property
     def mnemonic(self) -> str:
@@ -88,18 +95,8 @@ class Instr(Record):
         return " :: ".join(i.mnemonic if i is not None else s.mnemonic for s, i in zip(self.stmts, self.infos))
 
     @property
-    def opcode(self) -> str:
-        """The gfx11 name of the (first) opcode, aliases resolved."""
-        info = self.infos[0] if self.infos else None
-        return info.mnemonic if info is not None else self.stmts[0].mnemonic
-
-    @property
     def is_vopd(self) -> bool:
         return len(self.stmts) == 2
-
-    @property
-    def opaque(self) -> bool:
-        return self.problem is not None
 
     @property
     def lineno(self) -> int:
@@ -468,6 +465,35 @@ def _yaml_scalar(text: str):
 
 
 def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
+    stmts = line.statements
+    if len(stmts) == 1 and not wave64:  # the usual instruction: what the loop below does for one statement
+        stmt = stmts[0]
+        info = lookup(stmt.mnemonic)
+        if info is not None and not stmt.modifiers:
+            try:
+                stmt_slots = match_operands(stmt, info, False)
+            except OperandMismatch:
+                pass  # the general path below says what is wrong
+            else:
+                defs: list[str] = []
+                uses: list[str] = []
+                for slot in stmt_slots:
+                    role = slot.role
+                    if role == "use":
+                        uses += slot.regs
+                    elif role == "def":
+                        defs += slot.regs
+                    elif role == "defuse":
+                        uses += slot.regs
+                        defs += slot.regs
+                if info.implicit_uses:
+                    uses += info.implicit_uses
+                if info.implicit_defs:
+                    defs += info.implicit_defs
+                return Instr(index, line, stmts, [info], [stmt_slots],
+                             list(dict.fromkeys(defs)) if len(defs) > 1 else defs,
+                             list(dict.fromkeys(uses)) if len(uses) > 1 else uses, info.klass,
+                             info.counters, None, 1)
     infos: list[OpInfo | None] = []
     slots: list[list[Slot]] = []
     defs: list[str] = []
@@ -575,14 +601,31 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
         end = stmt.end_col
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", end)
     slots = []
+    shared = _SLOTS
     for op, spec in zip(written, specs):
+        got = shared.get((id(op), id(spec)))
+        if got is not None and got[0] is spec and got[1].operand is op:
+            slots.append(got[1])
+            continue
         kind = op.kind
         if (kind == "vgpr" or kind == "sgpr") and op.count == spec.regs:  # the common case
             regs = op.registers()
         else:
             regs = _operand_registers(op, spec, stmt)
-        slots.append(Slot(spec.name, spec.role, op, regs))
+        if len(shared) >= _SLOTS_MAX:
+            shared.clear()
+        slot = Slot(spec.name, spec.role, op, regs)
+        shared[(id(op), id(spec))] = (spec, slot)
+        slots.append(slot)
     return slots
+
+
+# Slots are never changed once made, nor their register lists, and the parser makes one operand node
+# per text and column: an operand matched to the same ISA operand spec is one Slot, wherever it comes
+# back (its registers depend on nothing else). Keyed by the identities of the operand and the spec,
+# which the entry keeps alive (so that the key is never another pair's).
+_SLOTS: dict[tuple[int, int], tuple] = {}
+_SLOTS_MAX = 1 << 14
 
 
 def _memory_specs(specs: list[OperandSpec], written: list[Operand]) -> list[OperandSpec]:

@@ -18,6 +18,10 @@ _MNEMONIC = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 _WORD = r"(?:[^ \t,\[\](){}]+|\[[^\[\](){}]*\]|\([^\[\](){}]*\))+"
 _TOKENS = re.compile(rf"([ \t]*,?[ \t]*)({_WORD})")
 _BRACKETS = re.compile(r"[\[\](){}]")
+# Operand and modifier nodes are never changed once made, and the same text at the same column
+# comes back line after line (half the operands of a real kernel): one node serves them all.
+_NODES: dict[tuple[str, int], object] = {}
+_NODES_MAX = 1 << 14
 
 
 def split_vopd(code: str, start: int = 0) -> list[tuple[int, int]]:
@@ -40,6 +44,72 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
 
     Columns are 1-based positions in ``code``. Raises OperandError on bad syntax.
     """
+    try:
+        stmt = _scan_plain(code, start, end)
+    except OperandError:
+        stmt = None
+    if stmt is not None:
+        return stmt
+    return _scan(code, start, end)  # what the plain path leaves: the same statement or the same error
+
+
+def _scan_plain(code: str, start: int, end: int) -> Statement | None:
+    """:func:`_scan` of the usual line in one pass: every word found by the word pattern, no
+    ``key: value``, nothing stray; None otherwise (and :func:`_scan` decides)."""
+    m = _MNEMONIC.match(code, start, end)
+    if m is None:
+        return None
+    i, j = m.span(1)
+    if j < end and code[j] not in " \t":
+        return None
+    operands: list = []
+    modifiers: list = []
+    seen_modifier = False
+    nodes = _NODES
+    pos = j
+    first = True
+    for sep, text in _TOKENS.findall(code, j, end):
+        word_start = pos + len(sep)
+        pos = word_start + len(text)
+        if "," in sep:
+            if first:
+                return None  # a leading comma
+            after_comma = True
+        else:
+            after_comma = first
+        first = False
+        if text[-1] == ":" and pos < end and code[pos] in " \t":
+            return None  # ``key: value``
+        if text == "|" or text == "&":
+            continue
+        if not after_comma and operands:
+            node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
+            if node is None and not is_call_word(text):
+                node = classify_modifier(text, word_start + 1)
+                if len(nodes) >= _NODES_MAX:
+                    nodes.clear()
+                nodes[(text, -1 - word_start)] = node
+            if node is not None:
+                modifiers.append(node)
+                seen_modifier = True
+                continue
+        if seen_modifier and after_comma:
+            return None
+        node = nodes.get((text, word_start))
+        if node is None:
+            node = classify_operand(text, word_start + 1)
+            if len(nodes) >= _NODES_MAX:
+                nodes.clear()
+            nodes[(text, word_start)] = node
+        operands.append(node)
+    if code[pos:end].strip(" \t"):
+        return None  # something the word pattern skipped (a stray bracket or comma)
+    stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
+    stmt.end_col = len(code[start:end].rstrip(" \t")) + start + 1
+    return stmt
+
+
+def _scan(code: str, start: int, end: int) -> Statement:
     m = _MNEMONIC.match(code, start, end)
     if m is None:
         i = start
@@ -53,17 +123,33 @@ def scan_statement(code: str, start: int, end: int) -> Statement:
     modifiers: list = []
     stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
     seen_modifier = False
+    nodes = _NODES
     for word_start, text, after_comma in _split_words(code, j, end):
         if text == "|" or text == "&":
             continue
-        if not after_comma and operands and not is_call_word(text):
-            modifiers.append(classify_modifier(text, word_start + 1))
-            seen_modifier = True
-            continue
+        if not after_comma and operands:
+            node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
+            if node is None and not is_call_word(text):
+                node = classify_modifier(text, word_start + 1)
+                if len(nodes) >= _NODES_MAX:
+                    nodes.clear()
+                nodes[(text, -1 - word_start)] = node
+            if node is not None:
+                modifiers.append(node)
+                seen_modifier = True
+                continue
         if seen_modifier and after_comma:
             raise OperandError(f"operand '{text}' after modifiers", word_start - start)
+        node = nodes.get((text, word_start))
+        if node is not None:
+            operands.append(node)
+            continue
         try:
-            operands.append(classify_operand(text, word_start + 1))
+            node = classify_operand(text, word_start + 1)
+            if len(nodes) >= _NODES_MAX:
+                nodes.clear()
+            nodes[(text, word_start)] = node
+            operands.append(node)
         except OperandError as exc:
             if not after_comma and operands:
                 raise

@@ -16,6 +16,7 @@ _LINE_SPLIT = re.compile(r"(\r\n|\n|\r)")
 _LABEL = re.compile(r"\s*([.A-Za-z_$][\w.$@]*):(?!:)")
 _DIRECTIVE = re.compile(r"\s*(\.[A-Za-z_][\w.]*)")
 _MNEMONIC = re.compile(r"\s*[A-Za-z_][\w.]*")
+_INSTRUCTION = re.compile(r"\s*[A-Za-z_][\w.]*(?:[ \t]|\Z)")
 
 
 class InputError(Exception):
@@ -140,7 +141,25 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
             line.comment, line.comment_col = text, 1
             return True
         start = close + 2
-    code_end, comment_start, still_open = _find_comment(text, start)
+    if not in_block_comment and ";" not in text and "/" not in text and '"' not in text:
+        # no comment: an instruction line when it starts with a mnemonic and a blank (neither a label,
+        # whose name a colon follows, nor a directive, which starts with a dot)
+        if _INSTRUCTION.match(text) is not None:
+            line.kind = "instruction"
+            try:
+                if "::" in text:
+                    line.statements = parse_statements(text, 0)
+                else:  # one statement: parse_statements() without the search for a VOPD pair
+                    line.statements = [scan_statement(text, 0, len(text))]
+            except OperandError as exc:
+                line.kind = "unknown"
+                line.statements = []
+                line.error = str(exc)
+                line.error_col = max(1, exc.col_offset + 1)
+            return False
+        code_end, comment_start, still_open = len(text), None, False
+    else:
+        code_end, comment_start, still_open = _find_comment(text, start)
     if comment_start is not None:
         line.comment = text[comment_start:]
         line.comment_col = comment_start + 1

@@ -104,14 +104,20 @@ def summary_line(diagnostics, files: int, skipped: int = 0, failed: int = 0) -> 
     """``3 files checked: 7 findings (0 errors, 3 warnings, 4 info)``, with the files skipped (not
     AMDGPU assembly) and those that could not be read."""
     counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
+    return summary_counts(counts, files, skipped, failed)
+
+
+def summary_counts(counts: dict, files: int, skipped: int = 0, failed: int = 0) -> str:
+    """:func:`summary_line` from the number of findings of each severity."""
+    total = sum(counts.values())
     text = f"{_plural(files, 'file')} checked"
     if skipped:
         text += f", {skipped} skipped (not AMDGPU assembly)"
     if failed:
         text += f", {failed} could not be read"
-    if not diagnostics:
+    if not total:
         return text + ": no findings"
-    return (f"{text}: {_plural(len(diagnostics), 'finding')} ({_plural(counts['error'], 'error')}, "
+    return (f"{text}: {_plural(total, 'finding')} ({_plural(counts['error'], 'error')}, "
             f"{_plural(counts['warning'], 'warning')}, {counts['info']} info)")
 
 
@@ -135,6 +141,14 @@ def render_json(diagnostics) -> str:
     import json
 
     return json.dumps([d.to_json() for d in diagnostics], indent=2)
+
+
+def render_json_items(diagnostics) -> str:
+    """The items of :func:`render_json`'s list (its lines between ``[`` and ``]``): the JSON of
+    several lists of findings is ``[``, their items joined by ``,`` and a line break, ``]``."""
+    import json
+
+    return ",\n".join("  " + json.dumps(d.to_json(), indent=2).replace("\n", "\n  ") for d in diagnostics)
 
 
 def render_github(diagnostics) -> str:
