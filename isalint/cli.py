@@ -55,8 +55,10 @@ def _build_group():
             module, attr = COMMANDS[name].split(":")
             return getattr(importlib.import_module(module), attr)
 
+    from . import __version__
+
     @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-    @click.version_option(package_name="isalint")
+    @click.version_option(version=__version__, prog_name="isalint")
     def cli():
         """Static analyzer, linter and optimizer for AMD RDNA3 (gfx11) GEMM assembly."""
 

@@ -215,3 +215,15 @@ def test_kernel5_report_is_short_and_loud_where_it_matters(kernel5):
     assert [h.split()[1:3] for h in heads] == [["GMEM001", "warning:"], ["DUAL002", "warning:"],
                                                ["BANK001", "warning:"]]
     assert len(out.splitlines()) < 60 and max(len(ln) for ln in out.splitlines()[1:]) <= 100
+
+
+def test_version_is_the_projects():
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    declared = re.search(r'^version = "([^"]+)"', (Path(__file__).parent.parent / "pyproject.toml").read_text(),
+                         re.M).group(1)
+    out = subprocess.run([sys.executable, "-m", "isalint", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"isalint, version {declared}"
