@@ -138,7 +138,7 @@ def test_the_stalls_only_simulation_keeps_the_same_stalled_steps():
 
     rnd = random.Random(7)
     settings = [DEFAULT, Params(cache_entries=2), Params(write_delay=0),
-                Params(src2_separate=False, rf_reads_per_bank=2)]
+                Params(src2_separate=False, rf_reads_per_bank=2), Params(writes_conflict=True)]
     stalled = 0
     for params in settings:
         for _ in range(40):

@@ -567,7 +567,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
         stall = max(-(-most // n_entries), -(-max(bank_reads) // n_rf)) - 1
         if stall > 0:
             need = [max(-(-bank_values[b] // n_entries), -(-bank_reads[b] // n_rf)) for b in range(nb)]
-            conflicts = [(b, distinct[b]) for b in range(nb) if need[b] > 1]
+            conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]  # a bank busy with writes only reads nothing
         else:
             stall, conflicts = 0, []
         writes: list[Access] = []
