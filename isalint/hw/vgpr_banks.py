@@ -540,21 +540,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
         if writes_conflict:
             for a in pending:
                 bank_reads[a.bank] += 1
-        # the cache keeps the most recently read values: the register-file reads, then the hits
-        for r, b in fetched:
-            e = entries[b]
-            if r in e:
-                e.remove(r)
-            e.append(r)
-            if len(e) > n_entries:
-                del e[:len(e) - n_entries]
-        for r, b in hits:
-            e = entries[b]
-            if r in e:
-                e.remove(r)
-            e.append(r)
-            if len(e) > n_entries:
-                del e[:len(e) - n_entries]
+        _refresh(entries, fetched, hits, n_entries)
         # Cycles bank b needs: its cache serves cache_entries different values per cycle, and the
         # register file refills rf_reads_per_bank of them per cycle.
         bank_values = [0] * nb
@@ -619,21 +605,19 @@ def _quiet(op: BankOp, nb: int, n_entries: int, n_rf: int, src2_separate: bool, 
             bank_reads[a.bank] += 1
     if max(-(-max(values) // n_entries), -(-max(bank_reads) // n_rf)) > 1:
         return False
-    for r, b in fetched:
-        e = entries[b]
-        if r in e:
-            e.remove(r)
-        e.append(r)
-        if len(e) > n_entries:
-            del e[:len(e) - n_entries]
-    for r, b in hits:
-        e = entries[b]
-        if r in e:
-            e.remove(r)
-        e.append(r)
-        if len(e) > n_entries:
-            del e[:len(e) - n_entries]
+    _refresh(entries, fetched, hits, n_entries)
     return True
+
+
+def _refresh(entries, fetched: list[tuple[str, int]], hits: list[tuple[str, int]], n_entries: int) -> None:
+    """The cache keeps the most recently read values: the register-file reads, then the hits."""
+    for r, b in fetched + hits:
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+        e.append(r)
+        if len(e) > n_entries:
+            del e[:len(e) - n_entries]
 
 
 def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
