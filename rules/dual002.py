@@ -113,10 +113,11 @@ def _is_fma(h) -> bool:
 def _regions(analysis):
     """Runs of instructions inside one basic block between boundaries."""
     program = analysis.program
+    # VOPD is wave32 only (RDNA3 ISA guide, 7.6): nothing to pair in a wave64 kernel
+    wave64 = [(k.first, k.last) for k in program.kernels if k.wave_size == 64]
     for blk in analysis.cfg.blocks:
-        kernel = program.kernel_of(blk.first)
-        if kernel is not None and kernel.wave_size == 64:
-            continue  # VOPD is wave32 only (RDNA3 ISA guide, 7.6): nothing to pair
+        if wave64 and any(first <= blk.first < last for first, last in wave64):
+            continue
         run: list[int] = []
         for i in blk.indices():
             if _is_boundary(program.instrs[i]):

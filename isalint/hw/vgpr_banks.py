@@ -611,13 +611,14 @@ def _quiet(op: BankOp, nb: int, n_entries: int, n_rf: int, src2_separate: bool, 
 
 def _refresh(entries, fetched: list[tuple[str, int]], hits: list[tuple[str, int]], n_entries: int) -> None:
     """The cache keeps the most recently read values: the register-file reads, then the hits."""
-    for r, b in fetched + hits:
-        e = entries[b]
-        if r in e:
-            e.remove(r)
-        e.append(r)
-        if len(e) > n_entries:
-            del e[:len(e) - n_entries]
+    for group in (fetched, hits):
+        for r, b in group:
+            e = entries[b]
+            if r in e:
+                e.remove(r)
+            e.append(r)
+            if len(e) > n_entries:
+                del e[:len(e) - n_entries]
 
 
 def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
