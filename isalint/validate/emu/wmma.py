@@ -17,9 +17,9 @@ produces for ``__builtin_amdgcn_wmma_*_w32``):
   other half of D keeps its value.
 
 Modifiers: on fp16/bf16 sources ``neg_lo[i]`` / ``neg_hi[i]`` (i = 0 for A, 1 for B) negate the low /
-high 16-bit halves of that source's VGPRs (as for packed math). On the integer forms ``neg_lo[0]`` /
-``neg_lo[1]`` make A / B signed (unsigned by default) and ``clamp`` saturates the i32 result (else it
-wraps). Negating C, other ``op_sel`` bits, clamp on the float forms, SGPR or constant A/B, a constant C
+high 16-bit halves of that source's VGPRs (read as packed VOP3P math reads them; not checked on
+hardware). On the integer forms ``neg_lo[0]`` / ``neg_lo[1]`` make A / B signed (unsigned by default)
+and ``clamp`` saturates the i32 result (else it wraps). Negating C, other ``op_sel`` bits, clamp on the float forms, SGPR or constant A/B, a constant C
 on the 16-bit forms, denormal flushing and EXEC other than all 32 lanes are refused (exit 2) rather
 than guessed.
 
