@@ -352,3 +352,10 @@ def test_cli_unknown_trip_count_points_at_the_line(tmp_path):
     f.write_text(TEMPLATE.format(body=".LBB0_1:\n" + body))
     code, _, err = cli("estimate", f, "--gemm", 128)
     assert code == 2 and f"{f}:10:" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("last", ["\ts_waitcnt vmcnt(0)", "\ts_nop 0", "\ts_delay_alu instid0(VALU_DEP_1)"])
+def test_a_kernel_without_s_endpgm_ends_where_its_code_ends(last):
+    text = TEMPLATE.replace("\ts_endpgm\n", "").format(body="\tv_mov_b32 v1, v0\n" + last)
+    r = run(text, waves=2)
+    assert 0 < r.cycles < 100

@@ -47,6 +47,7 @@ OUTCOMES = {
     "kernel2_lds.s": r":69: FMA source v21 comes from 'ds_load_2addr_b32 v\[21:22\], v7 offset1:32'",
     "kernel3_reg_tiling.s": None,
     "kernel4_gmem_db.s": None,
+    "gemm_wmma_f16.s": r":70: loop \.LBB0_5 has no fp32 FMA to rewrite",
     "lds_transpose_conflict.s": r"the kernel has no loop to rewrite",
     "lds_transpose_padded.s": r"the kernel has no loop to rewrite",
 }

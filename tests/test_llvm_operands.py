@@ -91,6 +91,10 @@ def test_defs_and_uses_agree_with_llvm():
         reg_ops = [op for op in res.operands if op.kind == "Reg"]
         llvm_all = Counter(r for op in reg_ops for r in _llvm_regs(op.value))
         defs, regs = _ours(ins)
+        if "_d16" in ins.opcode and Counter(regs) - llvm_all == Counter(defs) and not llvm_all - Counter(regs):
+            # a D16 load keeps the other half of its destination, so isalint reads it too; LLVM's
+            # MCInst for these loads lists the destination once, without a tied input
+            regs = list(llvm_all.elements())
         if llvm_all != Counter(regs):
             problems.append(f"{text}: registers LLVM {sorted(llvm_all.elements())} vs isalint {sorted(regs)}")
             continue

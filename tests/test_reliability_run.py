@@ -78,7 +78,7 @@ def _kernel_with_entry(tmp_path, **changes):
     ({"grid": "N"}, "grid must be two expressions 'X,Y'"),
     ({"block": [16, 16]}, "block must be [X, Y, Z], each 1 to 1024"),
     ({"block": [0, 16, 1]}, "block must be [X, Y, Z], each 1 to 1024"),
-    ({"abi": "fft"}, "abi must be 'gemm' or 'transpose'"),
+    ({"abi": "fft"}, "abi must be one of gemm, gemm_f16, transpose, not 'fft'"),
 ])
 def test_bad_kernels_json_entries_are_gemm_errors(tmp_path, changes, message):
     path = _kernel_with_entry(tmp_path, **changes)

@@ -105,7 +105,11 @@ def oracle(program, waits_at: dict | None = None):
                     continue
                 ops = _ops_of(ins)
                 own = {(c, s) for c, s, order, d in ops if order and d}
-                bad = {op[0] for op in st if set(ins.uses) & op[3]} | {
+                # a D16 load reads its destination (the half it keeps) when its data returns: after
+                # the earlier ops of its own in-order stream
+                merged = set(ins.defs) if "_load_d16" in ins.opcode else set()
+                bad = {op[0] for op in st if (set(ins.uses) - (merged if op[2] and (op[0], op[1]) in own
+                                                               else set())) & op[3]} | {
                     op[0] for op in st if set(ins.defs) & op[3] and not (op[2] and (op[0], op[1]) in own)}
                 if ins.klass == "barrier":  # the other waves read LDS this wave has not finished with
                     bad |= {op[0] for op in st if op[1] == "lds"}
@@ -317,3 +321,22 @@ def test_json_output(kernel5, tmp_path):
     items = data if isinstance(data, list) else data.get("diagnostics", data)
     errors = [d for d in items if d["code"] == "WAIT001" and d["severity"] == "error"]
     assert len(errors) == 1 and errors[0]["line"] == 569 and "lgkmcnt(3)" in errors[0]["message"]
+
+
+def test_d16_load_merging_into_a_register_of_its_own_stream():
+    """A D16 load keeps half of its destination, read when its data returns: an earlier load of
+    the same in-order stream into that register needs no wait; another stream's load, or a VALU
+    read of the register, does."""
+    text = ("k:\n"
+            "global_load_u16 v13, v[0:1], off\n"
+            "global_load_d16_hi_b16 v13, v[2:3], off\n"
+            "v_add_f32_e32 v1, v13, v13\n"
+            "ds_load_u16 v14, v5\n"
+            "global_load_d16_hi_b16 v14, v[2:3], off\n"
+            "s_waitcnt vmcnt(0) lgkmcnt(0)\n"
+            "s_endpgm\n")
+    a = _analysis(text, "d16.s")
+    found = {d.line: d.message for d in _errors(a)}
+    assert set(found) == {4, 6}, found
+    assert "vmcnt(0)" in found[4] and "lgkmcnt(0)" in found[6]
+    assert set(oracle(a.program)) == {ins.index for ins in a.program.instrs if ins.lineno in (4, 6)}

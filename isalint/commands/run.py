@@ -29,7 +29,8 @@ from .common import fail
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
 @click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
 @click.option("--inputs", metavar="A.npy,B.npy,C.npy",
-              help="With --gemm: the A, B and C matrices (N x N float32 .npy files) instead of random ones.")
+              help="With --gemm: the A, B and C matrices (N x N float32 .npy files; A and B float16 for an "
+                   "fp16 GEMM) instead of random ones.")
 @click.option("--save", "save_path", metavar="C.npy", help="With --gemm: write the resulting C (N x N float32) there.")
 def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name, latency, inputs, save_path):
     """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
@@ -124,8 +125,10 @@ def _load_inputs(text: str, n: int) -> tuple:
             m = np.load(p, mmap_mode="r", allow_pickle=False)  # the header first: the shape is checked unread
         except (OSError, ValueError) as exc:
             fail(f"{p}: cannot read {name} as .npy: {exc}")
-        if m.shape != (n, n) or m.dtype != np.float32:
-            fail(f"{p}: {name} must be a {n} x {n} float32 matrix, not {'x'.join(map(str, m.shape))} {m.dtype}")
+        ok = (np.float32, np.float16) if name != "C" else (np.float32,)
+        if m.shape != (n, n) or m.dtype not in ok:
+            kind = "float32" if name == "C" else "float32 (float16 for an fp16 GEMM)"
+            fail(f"{p}: {name} must be a {n} x {n} {kind} matrix, not {'x'.join(map(str, m.shape))} {m.dtype}")
         out.append(np.array(m))  # a copy in memory, not the mapped file
     return tuple(out)
 

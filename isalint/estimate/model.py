@@ -126,7 +126,7 @@ class Estimate:
     @property
     def flop(self) -> float:
         """2 N^3 for a GEMM (``abi`` "gemm"); other kernels (a transpose) do no counted FLOPs."""
-        return 2.0 * self.n ** 3 if self.abi == "gemm" else 0.0
+        return 2.0 * self.n ** 3 if self.abi in ("gemm", "gemm_f16") else 0.0
 
     @property
     def tflops(self) -> float | None:

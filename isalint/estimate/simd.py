@@ -153,6 +153,11 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
             if w.done or w.at_barrier or w.ready > t + EPS:
                 continue
             pos = w.pc
+            if pos >= n_code:  # ran off the end of the code (no s_endpgm after a wait or nop): ends there
+                w.done = True
+                w.end = t
+                alive -= 1
+                continue
             c = costs[pos]
             u = c.unit
             if u == WAIT:

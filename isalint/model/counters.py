@@ -169,6 +169,15 @@ CU_MODE_SYNC = (LDS_SYNC,)
 WGP_MODE_SYNC = (LDS_SYNC, VMEM_SYNC, STORE_SYNC)
 
 
+def merge_reads(instr) -> frozenset:
+    """Registers a load reads only to keep the part of its destination it does not write (the other
+    half of a D16 load's VGPR): read when its data returns, so after every earlier op of its own
+    in-order stream has landed."""
+    if instr.klass not in ("vmem_load", "scratch_load") or instr.opaque:
+        return frozenset()
+    return frozenset(_slot_regs(instr, ("defuse",)))
+
+
 def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
     """Registers ``instr`` reads, plus the pseudo registers a barrier synchronises."""
     if instr.klass == "barrier":
@@ -222,6 +231,7 @@ class CounterState:
             return []
         index = instr.index if index is None else index
         own = {(e.counter, e.cls) for e in events(instr) if e.writes}
+        merged = merge_reads(instr)
         by_reg: dict[str, list] = {}
         for key, p in self.pending.items():
             by_reg.setdefault(key[0], []).append((key, p))
@@ -230,6 +240,8 @@ class CounterState:
             for (reg, c, cls), p in by_reg.get(r, ()):
                 if cls in LOCKS:
                     continue
+                if r in merged and cls in IN_ORDER and (c, cls) in own:
+                    continue  # read on return, after the earlier op of the same stream
                 out.append(Hazard(index, reg, c, cls, p.k, p.origin, "read"))
         for r in writes:
             for (reg, c, cls), p in by_reg.get(r, ()):
@@ -435,14 +447,16 @@ class CounterAnalysis(Record):
                         alive = False
                         break
                     continue
-                if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
-                    return True
                 if ins.counters and not ins.opaque:
                     evs = known.get(j)
                     if evs is None:
                         evs = known[j] = events(ins)
                 else:
                     evs = ()
+                if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
+                    if not (in_order and reg in merge_reads(ins)
+                            and any(e.counter == counter and e.cls == cls for e in evs)):
+                        return True
                 if reg in ins.defs:
                     if in_order and not locked and any(
                             e.counter == counter and e.cls == cls and reg in e.writes for e in evs):

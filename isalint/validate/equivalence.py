@@ -195,6 +195,10 @@ def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=
     geo = gemm_mod.geometry(path, n, grid, block, required)
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
     if inputs is not None:
+        for name, m, want in zip("ABC", inputs, gemm_mod.input_dtypes(geo.abi)):
+            if m.dtype != want:
+                raise gemm_mod.GemmError(f"{path}: --inputs {name} must be {np.dtype(want).name} for a kernel "
+                                         f"of ABI '{geo.abi}', not {m.dtype}")
         prob = replace(prob, a=inputs[0], b=inputs[1], c=inputs[2])
 
     def make(kernel: Kernel) -> Launch:

@@ -1,5 +1,7 @@
 """The GEMM ABI of the fixture and study kernels: ``kernel(float *a, float *b, float *c, int N, float alpha,
-float beta)`` computing ``C = alpha*A*B + beta*C`` on row-major N x N fp32 matrices.
+float beta)`` computing ``C = alpha*A*B + beta*C`` on row-major N x N fp32 matrices. The ``gemm_f16``
+variant (kernels.json ``"abi": "gemm_f16"``) has the same parameters with fp16 A and B (``_Float16 *a,
+_Float16 *b``) and an fp32 C; ``transpose`` computes ``C = alpha*transpose(A) + beta*C``.
 
 Launch geometry comes from (in this order) explicit ``grid``/``block``, the ``kernels.json`` that
 sits beside fixture kernels, the kernel's ``.reqd_workgroup_size`` (the block), or the convention of a
@@ -34,9 +36,10 @@ class Geometry:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     source: str  # where it came from
-    abi: str = "gemm"  # "gemm" or "transpose"
+    abi: str = "gemm"  # one of ABIS
 
 
+ABIS = ("gemm", "gemm_f16", "transpose")
 MAX_N = (1 << 31) - 1  # N is a 32-bit int argument
 MAX_GRID = (1 << 31) - 1
 
@@ -111,8 +114,8 @@ def geometry(path: str | Path, n: int, grid=None, block=None, required=None) -> 
                                                             and 1 <= x <= 1024 for x in b)):
             raise GemmError(f"{where}: block must be [X, Y, Z], each 1 to 1024, not {b!r}")
         abi = entry.get("abi", "gemm")
-        if abi not in ("gemm", "transpose"):
-            raise GemmError(f"{where}: abi must be 'gemm' or 'transpose', not {abi!r}")
+        if abi not in ABIS:
+            raise GemmError(f"{where}: abi must be one of {', '.join(ABIS)}, not {abi!r}")
         return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", abi)
     sources = []
     if block is not None:
@@ -185,7 +188,16 @@ def problem(n: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0, abi: s
         raise GemmError(str(exc)) from None
     rng = np.random.default_rng(seed)
     mk = lambda: rng.uniform(-1.0, 1.0, size=(n, n)).astype(np.float32)  # noqa: E731
-    return GemmProblem(n, alpha, beta, mk(), mk(), mk(), abi)
+    a, b, c = mk(), mk(), mk()
+    if abi == "gemm_f16":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+    return GemmProblem(n, alpha, beta, a, b, c, abi)
+
+
+def input_dtypes(abi: str) -> tuple:
+    """numpy element types of A, B, C for ``abi``."""
+    f16 = abi == "gemm_f16"
+    return (np.float16 if f16 else np.float32, np.float16 if f16 else np.float32, np.float32)
 
 
 @dataclass

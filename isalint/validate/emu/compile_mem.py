@@ -51,6 +51,11 @@ def _extend(raw: np.ndarray, kind: str) -> np.ndarray:
         return raw & U32(0xFF)
     if kind == "u16":
         return raw & U32(0xFFFF)
+    if kind.startswith("d16"):  # a 16-bit value for one half of the destination
+        base = kind.rsplit("_", 1)[-1]
+        if base == "i8":
+            return ((raw << U32(24)).view(np.int32) >> 24).view(U32) & U32(0xFFFF)
+        return raw & (U32(0xFF) if base == "u8" else U32(0xFFFF))
     return raw
 
 
@@ -74,7 +79,15 @@ def _apply_vload(dst, ndw, data, active, kind):
         V = g.V
         d = data if isinstance(re, slice) else data[re]
         a = active if isinstance(re, slice) else active[re]
-        full = a.all()
+        if kind.startswith("d16"):  # D16: one 16-bit half written, the other kept as it is now
+            cur = V[dst] if isinstance(rg, slice) else V[dst][rg]
+            if kind.startswith("d16hi"):
+                d = ((cur & U32(0xFFFF)) | (d[..., 0] << U32(16)))[..., None]
+            else:
+                d = ((cur & U32(0xFFFF_0000)) | d[..., 0])[..., None]
+            full = bool(a.all())
+        else:
+            full = a.all()
         for k in range(ndw):
             if isinstance(rg, slice):
                 if full:
@@ -139,7 +152,7 @@ def _load(ctx, g, instr, space, arr_name, idx, nbytes, active, dst, ndw_out, kin
             pad = np.zeros(raw.shape[:-1] + (4 - nbytes,), dtype=U8)
             raw = np.concatenate([raw, pad], axis=-1)
         data = np.ascontiguousarray(raw).view(U32).reshape(data.shape)
-    if kind in ("u8", "i8", "u16", "i16"):
+    if kind in ("u8", "i8", "u16", "i16") or kind.startswith("d16"):
         data = _extend(data, kind)
     data = np.array(data, copy=True)
     if zero is not None:
@@ -298,11 +311,20 @@ def vmem(instr, stmt, ctx: MemCtx):
         return _buffer(instr, stmt, ctx)
     _check_mods(stmt, _MEM_MODS)
     parts = name.split("_")
-    if parts[1] not in ("load", "store") or "d16" in parts or "lds" in parts or "addtid" in parts:
+    if parts[1] not in ("load", "store") or "lds" in parts or "addtid" in parts:
         raise Unimplemented(f"opcode '{name}' is not implemented by the emulator")
     is_load = parts[1] == "load"
     kind = parts[-1]
     nbytes = _WIDTH.get(kind)
+    d16 = "d16" in parts
+    if d16:
+        # D16 forms (RDNA3 ISA guide, "Global, scratch and flat"): a load writes one 16-bit half of
+        # its VGPR (low, or high for _hi), keeping the other; a _hi store writes the high half.
+        hi = "hi" in parts
+        if kind not in ("b16", "u8", "i8", "b8") or (not is_load and (not hi or kind not in ("b16", "b8"))):
+            raise Unimplemented(f"opcode '{name}' is not implemented by the emulator")
+        if is_load:
+            kind = ("d16hi_" if hi else "d16_") + kind
     if nbytes is None:
         raise Unimplemented(f"opcode '{name}' is not implemented by the emulator")
     ndw = max(1, nbytes // 4)
@@ -377,6 +399,8 @@ def vmem(instr, stmt, ctx: MemCtx):
     def run_store(g):
         idx, active = addresses(g)
         data = np.stack([g.V[data_r + k] for k in range(ndw)], axis=-1)[..., None, :]
+        if d16:
+            data = data >> U32(16)
         _store(ctx, g, instr, space, arr, idx, nbytes, data, active, "vs")
     return run_store
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import packed
+from . import packed, wmma
 from .errors import Unimplemented
 from .fp import fma_f32, flush_denormals
 from .machine import EXEC_LO, F32, I64, LANES, U32, U64, VCC_LO, mask_to_bits
@@ -201,6 +201,8 @@ def valu_parts(stmt, ctx: ValuCtx):
         return (lambda g: None), (lambda g, p: None)
     if base in packed.NAMES:
         return packed.packed_parts(stmt, base, ctx, dpp)
+    if base in wmma.NAMES:
+        return wmma.wmma_parts(stmt, base, ctx, dpp)
 
     if base in ACCUMULATE or base in VOP:
         _check_modifiers(stmt, allowed)
