@@ -137,6 +137,7 @@ _LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"
 def kernel_resources(program, kernel) -> KernelResources:
     res = KernelResources(kernel)
     known = _REG_NUM
+    names: dict[str, tuple] = {}
     for ins in program.instrs[kernel.first:kernel.last]:
         if ins.opaque:
             res.unknown.append(f"line {ins.lineno} cannot be decoded")
@@ -144,39 +145,14 @@ def kernel_resources(program, kernel) -> KernelResources:
             res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
         if ins.opcode in _CALLS:
             res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
-        # the highest VGPR and SGPR the instruction names: its model registers and every operand as written
-        top_v = top_s = -1
-        vcc = False
-        for regs in (ins.uses, ins.defs):
-            for r in regs:
-                got = known.get(r, False)
-                if got is False:
-                    got = _reg_num(r)
-                if got is not None:
-                    file, n = got
-                    if file == "v":
-                        if n > top_v:
-                            top_v = n
-                    elif file == "s":
-                        if n > top_s:
-                            top_s = n
-                    else:
-                        vcc = True
-        for stmt in ins.stmts:
-            for op in stmt.operands:
-                kind = op.kind
-                if kind == "vgpr":
-                    if op.count > 0 and op.first + op.count - 1 > top_v:
-                        top_v = op.first + op.count - 1
-                elif kind == "sgpr":
-                    if op.count > 0 and op.first + op.count - 1 > top_s:
-                        top_s = op.first + op.count - 1
-                elif kind == "special":
-                    for r in op.registers():
-                        if r.startswith("vcc"):
-                            vcc = True
-                    if op.file in _LANE_MASKS:
-                        res.lane_masks.append((ins, op.text, op.file))
+        # the highest VGPR and SGPR the instruction names: its model registers and every operand as
+        # written; the same text names the same registers, and unrolled code repeats its lines
+        seen = names.get(ins.line.text)
+        if seen is None:
+            seen = names[ins.line.text] = _names(ins, known)
+        top_v, top_s, vcc, masks = seen
+        for text, file in masks:
+            res.lane_masks.append((ins, text, file))
         if vcc:
             res.uses_vcc = True
         if top_v > res.max_vgpr:
@@ -188,6 +164,44 @@ def kernel_resources(program, kernel) -> KernelResources:
             if ext > res.lds_min:
                 res.lds_min, res.lds_at = ext, ins
     return res
+
+
+def _names(ins, known) -> tuple[int, int, bool, tuple[tuple[str, str], ...]]:
+    """(highest VGPR, highest SGPR, VCC named, lane-mask operands as (text, file)) of one instruction."""
+    top_v = top_s = -1
+    vcc = False
+    masks = []
+    for regs in (ins.uses, ins.defs):
+        for r in regs:
+            got = known.get(r, False)
+            if got is False:
+                got = _reg_num(r)
+            if got is not None:
+                file, n = got
+                if file == "v":
+                    if n > top_v:
+                        top_v = n
+                elif file == "s":
+                    if n > top_s:
+                        top_s = n
+                else:
+                    vcc = True
+    for stmt in ins.stmts:
+        for op in stmt.operands:
+            kind = op.kind
+            if kind == "vgpr":
+                if op.count > 0 and op.first + op.count - 1 > top_v:
+                    top_v = op.first + op.count - 1
+            elif kind == "sgpr":
+                if op.count > 0 and op.first + op.count - 1 > top_s:
+                    top_s = op.first + op.count - 1
+            elif kind == "special":
+                for r in op.registers():
+                    if r.startswith("vcc"):
+                        vcc = True
+                if op.file in _LANE_MASKS:
+                    masks.append((op.text, op.file))
+    return top_v, top_s, vcc, tuple(masks)
 
 
 def _kernel_of_line(program, number: int):
