@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "WAIT002": "wait002",
     "META001": "meta001",
     "OCC001": "occ001",
+    "WMMA001": "wmma001",
     "SUPP001": "supp001",
     "LIMIT001": "limit001",  # last: it reports the limits the rules before it reached
 }
