@@ -462,6 +462,24 @@ def _access(slot: str, reg: str, b: int, kind: str) -> Access:
     return a
 
 
+def _writes(op: BankOp, nb: int, entries) -> list[Access]:
+    """The VGPR writes of ``op``; a written register's old value leaves its bank's cache."""
+    interned, vnum = _ACCESS.get, _VNUM.get
+    writes: list[Access] = []
+    for slot, r in op.writes:
+        v = vnum(r, -1)
+        if v == -1:
+            v = _vgpr(r)
+        if v is None:
+            continue
+        b = v % nb
+        writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
+        e = entries[b]
+        if r in e:
+            e.remove(r)
+    return writes
+
+
 def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Access],
          every: bool = True) -> tuple[list[Step], list[Access]]:
     """The steps of ``ops`` (only those that stall unless ``every``: the others are worked out just
@@ -490,18 +508,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             continue
         if not every and _quiet(op, nb, n_entries, n_rf, src2_separate, writes_conflict, entries, pending, vnum):
             # no stall: the caches and the results landing next as the full step below leaves them
-            writes = []
-            for slot, r in op.writes:
-                v = vnum(r, -1)
-                if v == -1:
-                    v = _vgpr(r)
-                if v is None:
-                    continue
-                b = v % nb
-                writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
-                e = entries[b]
-                if r in e:
-                    e.remove(r)
+            writes = _writes(op, nb, entries)
             pending = writes if write_delay else []
             continue
         bank_reads = [0] * nb
@@ -556,18 +563,7 @@ def _run(ops: list[BankOp], params: Params, caches: _Caches, pending: list[Acces
             conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]  # a bank busy with writes only reads nothing
         else:
             stall, conflicts = 0, []
-        writes: list[Access] = []
-        for slot, r in op.writes:
-            v = vnum(r, -1)
-            if v == -1:
-                v = _vgpr(r)
-            if v is None:
-                continue
-            b = v % nb
-            writes.append(interned((slot, r, b, "W")) or _access(slot, r, b, "W"))
-            e = entries[b]
-            if r in e:
-                e.remove(r)
+        writes = _writes(op, nb, entries)
         append_step(Step(op, reads, writes, pending, bank_reads, bank_values, stall, conflicts))
         pending = writes if write_delay else []
     return steps, pending
