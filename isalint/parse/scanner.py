@@ -85,10 +85,7 @@ def _scan_plain(code: str, start: int, end: int) -> Statement | None:
         if not after_comma and operands:
             node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
             if node is None and not is_call_word(text):
-                node = classify_modifier(text, word_start + 1)
-                if len(nodes) >= _NODES_MAX:
-                    nodes.clear()
-                nodes[(text, -1 - word_start)] = node
+                node = _remember(nodes, (text, -1 - word_start), classify_modifier(text, word_start + 1))
             if node is not None:
                 modifiers.append(node)
                 seen_modifier = True
@@ -97,10 +94,7 @@ def _scan_plain(code: str, start: int, end: int) -> Statement | None:
             return None
         node = nodes.get((text, word_start))
         if node is None:
-            node = classify_operand(text, word_start + 1)
-            if len(nodes) >= _NODES_MAX:
-                nodes.clear()
-            nodes[(text, word_start)] = node
+            node = _remember(nodes, (text, word_start), classify_operand(text, word_start + 1))
         operands.append(node)
     if code[pos:end].strip(" \t"):
         return None  # something the word pattern skipped (a stray bracket or comma)
@@ -130,10 +124,7 @@ def _scan(code: str, start: int, end: int) -> Statement:
         if not after_comma and operands:
             node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
             if node is None and not is_call_word(text):
-                node = classify_modifier(text, word_start + 1)
-                if len(nodes) >= _NODES_MAX:
-                    nodes.clear()
-                nodes[(text, -1 - word_start)] = node
+                node = _remember(nodes, (text, -1 - word_start), classify_modifier(text, word_start + 1))
             if node is not None:
                 modifiers.append(node)
                 seen_modifier = True
@@ -145,10 +136,7 @@ def _scan(code: str, start: int, end: int) -> Statement:
             operands.append(node)
             continue
         try:
-            node = classify_operand(text, word_start + 1)
-            if len(nodes) >= _NODES_MAX:
-                nodes.clear()
-            nodes[(text, word_start)] = node
+            node = _remember(nodes, (text, word_start), classify_operand(text, word_start + 1))
             operands.append(node)
         except OperandError as exc:
             if not after_comma and operands:
@@ -160,6 +148,14 @@ def _scan(code: str, start: int, end: int) -> Statement:
             raise OperandError(str(exc), word_start - start) from None
     stmt.end_col = len(code[start:end].rstrip(" \t")) + start + 1
     return stmt
+
+
+def _remember(nodes: dict, key: tuple, node):
+    """Keep ``node`` for ``key`` (the word and its column), the table emptied when it is full."""
+    if len(nodes) >= _NODES_MAX:
+        nodes.clear()
+    nodes[key] = node
+    return node
 
 
 def _looks_like_modifier(text: str) -> bool:
