@@ -1,4 +1,5 @@
-"""Shared helpers of the subcommands: loading a file or failing with exit code 2."""
+"""Shared helpers of the subcommands: loading a file, failing with exit code 2, showing and writing a
+rewritten file."""
 from __future__ import annotations
 
 import sys
@@ -41,3 +42,25 @@ def select_loop(analysis, label: str | None):
 def loop_name(analysis, loop) -> str:
     blk = analysis.cfg.blocks[loop.header]
     return blk.label or f"block{loop.header}"
+
+
+def unified_diff(original: str, new: str, path: str, output: str | None) -> str:
+    import difflib
+
+    return "".join(difflib.unified_diff(original.splitlines(True), new.splitlines(True), fromfile=path,
+                                        tofile=output or path))
+
+
+def write_result(destination, text: str) -> None:
+    """Write a rewritten file to its checked destination, unless it already holds it; say which."""
+    from ..fixes.toolkit.destination import DestinationError, holds, write
+
+    data = text.encode("utf-8", "surrogateescape")
+    if holds(destination, data):
+        click.echo(f"isalint: {destination.shown} already holds the result; left untouched", err=True)
+        return
+    try:
+        write(destination, data)
+    except DestinationError as exc:
+        fail(str(exc))
+    click.echo(f"isalint: wrote {destination.shown}", err=True)

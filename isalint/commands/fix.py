@@ -6,12 +6,11 @@ written unless every pass succeeded and (unless ``--no-validate``) the validatio
 """
 from __future__ import annotations
 
-import difflib
 import sys
 
 import click
 
-from .common import fail, load_analysis
+from .common import fail, load_analysis, unified_diff, write_result
 
 
 @click.command("fix")
@@ -44,7 +43,7 @@ def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, sho
             no_validate, max_n, spread, gemm_n, grid, block):
     """Apply fix passes; exit 0 on success, 1 when a pass refused, validation failed or --diff shows a
     change, 2 on input errors (and when the destination cannot be written or no assembler validates)."""
-    from ..fixes.toolkit.destination import DestinationError, check_destination, holds, write
+    from ..fixes.toolkit.destination import DestinationError, check_destination
     from ..fixes.toolkit.pipeline import run_passes, validate, validator_missing
 
     # the order of the chain kernel 5 -> 6 -> 7 -> 8: each pass sees the previous one's output
@@ -111,18 +110,9 @@ def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, sho
                        f"(GEMM N={', '.join(map(str, sizes))}, bit-identical)", err=True)
     diff = ""
     if show_diff:
-        diff = "".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True), fromfile=path,
-                                            tofile=output or path))
+        diff = unified_diff(original, text, path, output)
         click.echo(diff, nl=False)
     if destination is not None:
-        data = text.encode("utf-8", "surrogateescape")
-        if holds(destination, data):
-            click.echo(f"isalint: {target} already holds the result; left untouched", err=True)
-        else:
-            try:
-                write(destination, data)
-            except DestinationError as exc:
-                fail(str(exc))
-            click.echo(f"isalint: wrote {target}", err=True)
+        write_result(destination, text)
     if diff:
         sys.exit(1)  # as ruff's --diff: a change to make

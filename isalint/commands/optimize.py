@@ -11,7 +11,6 @@ Exit 0 when written (or when nothing changed), 1 when validation failed, 2 on ba
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import json
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 import click
 
-from .common import fail, load_analysis
+from .common import fail, load_analysis, unified_diff, write_result
 
 STEPS = ("dual-fmac", "unroll", "batch-gmem")
 
@@ -152,7 +151,7 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         fail(f"--steps {steps_text!r}: choose from {', '.join(STEPS)}")
     if not (output or show_diff):
         fail("say where the result goes: -o OUT.s or --diff")
-    from ..fixes.toolkit.destination import DestinationError, check_destination, holds, write
+    from ..fixes.toolkit.destination import DestinationError, check_destination
 
     destination = None
     if output:  # checked before the work, as fix does
@@ -213,16 +212,7 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         click.echo(f"isalint: validated: the result computes what {path} computes (GEMM N="
                    f"{', '.join(map(str, sizes))} in the emulator, bit-identical)", err=True)
     if show_diff:
-        click.echo("".join(difflib.unified_diff(original.splitlines(True), final.splitlines(True), fromfile=path,
-                                                tofile=output or path)), nl=False)
+        click.echo(unified_diff(original, final, path, output), nl=False)
     if destination is not None:
-        data = final.encode("utf-8", "surrogateescape")
-        if holds(destination, data):
-            click.echo(f"isalint: {output} already holds the result; left untouched", err=True)
-        else:
-            try:
-                write(destination, data)
-            except DestinationError as exc:
-                fail(str(exc))
-            click.echo(f"isalint: wrote {output}", err=True)
+        write_result(destination, final)
 
