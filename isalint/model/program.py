@@ -464,6 +464,19 @@ def _yaml_scalar(text: str):
     raise _NotSubset
 
 
+def _add_registers(stmt_slots: list[Slot], defs: list[str], uses: list[str]) -> None:
+    """Add the registers of a statement's operands to what the instruction writes and reads."""
+    for slot in stmt_slots:
+        role = slot.role
+        if role == "use":
+            uses += slot.regs
+        elif role == "def":
+            defs += slot.regs
+        elif role == "defuse":
+            uses += slot.regs
+            defs += slot.regs
+
+
 def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
     stmts = line.statements
     if len(stmts) == 1 and not wave64:  # the usual instruction: what the loop below does for one statement
@@ -477,15 +490,7 @@ def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
             else:
                 defs: list[str] = []
                 uses: list[str] = []
-                for slot in stmt_slots:
-                    role = slot.role
-                    if role == "use":
-                        uses += slot.regs
-                    elif role == "def":
-                        defs += slot.regs
-                    elif role == "defuse":
-                        uses += slot.regs
-                        defs += slot.regs
+                _add_registers(stmt_slots, defs, uses)
                 if info.implicit_uses:
                     uses += info.implicit_uses
                 if info.implicit_defs:
@@ -525,15 +530,7 @@ def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
             slots.append([])
             continue
         slots.append(stmt_slots)
-        for slot in stmt_slots:
-            role = slot.role
-            if role == "use":
-                uses += slot.regs
-            elif role == "def":
-                defs += slot.regs
-            elif role == "defuse":
-                uses += slot.regs
-                defs += slot.regs
+        _add_registers(stmt_slots, defs, uses)
         if wave64:
             uses += _wave64_regs(info.implicit_uses)
             defs += _wave64_regs(info.implicit_defs)
