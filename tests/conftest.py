@@ -13,6 +13,16 @@ SHARED = REPO.parent / "shared"
 KERNEL5 = SHARED / "corpus" / "kernel5.s"
 
 
+def assembler_or_skip():
+    """The gfx1100 toolchain (assembler only), or skip the test saying none was found."""
+    from isalint.validate.toolchain import ToolchainError, find_toolchain
+
+    try:
+        return find_toolchain(need_linker=False)
+    except ToolchainError as exc:
+        pytest.skip(f"no gfx1100 assembler: {exc}")
+
+
 @pytest.fixture(autouse=True)
 def _own_result_cache(tmp_path_factory, monkeypatch):
     """Each test checks with an empty result cache of its own (not the repository's

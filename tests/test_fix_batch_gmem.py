@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from conftest import KERNEL5, KERNELS
+from conftest import KERNEL5, KERNELS, assembler_or_skip
 
 from isalint.analysis import Analysis
 from isalint.checker import check_analysis
@@ -120,20 +120,11 @@ def test_no_gmem_meta_or_wait_finding_and_register_budget(name):
     assert declared(result.text, ".amdhsa_next_free_vgpr") <= declared(text, ".amdhsa_next_free_vgpr")
 
 
-def _toolchain_or_skip():
-    from isalint.validate.toolchain import ToolchainError, find_toolchain
-
-    try:
-        return find_toolchain(need_linker=False)
-    except ToolchainError as exc:
-        pytest.skip(f"no gfx1100 assembler: {exc}")
-
-
 @pytest.mark.parametrize("name", INPUTS)
 def test_assembles_and_computes_the_same_at_two_sizes(name):
     from isalint.validate import equivalence
 
-    tc = _toolchain_or_skip()
+    tc = assembler_or_skip()
     path, text, result = rewrite(name)
     assert equivalence.assemble(tc, path, result.text) == []
     orig = equivalence.parse_program(path, text)
@@ -168,7 +159,7 @@ def test_spread_puts_two_predicated_loads_in_each_unrolled_k_step():
 def test_spread_validates_at_two_sizes():
     from isalint.validate import equivalence
 
-    _toolchain_or_skip()
+    assembler_or_skip()
     path, text, result = rewrite("kernel7", MAX_N, True)
     orig = equivalence.parse_program(path, text)
     cand = equivalence.parse_program(path, result.text)
@@ -304,7 +295,7 @@ def test_cli_bad_options_exit_2(tmp_path):
 
 
 def test_cli_rewrites_validates_twice_and_writes(tmp_path):
-    _toolchain_or_skip()
+    assembler_or_skip()
     out = tmp_path / "k8.s"
     code, _, err = run("fix", "--batch-gmem", "--max-n", MAX_N, KERNELS / "gemm_lds_padded.s", "-o", out)
     assert code == 0, err

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
+from conftest import assembler_or_skip
 
 
 def run(*args):
@@ -13,17 +13,8 @@ def run(*args):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _toolchain_or_skip():
-    from isalint.validate.toolchain import ToolchainError, find_toolchain
-
-    try:
-        return find_toolchain(need_linker=False)
-    except ToolchainError as exc:
-        pytest.skip(f"no gfx1100 assembler: {exc}")
-
-
 def test_metadata_fix_is_validated_by_identical_machine_code(kernel5, tmp_path):
-    _toolchain_or_skip()
+    assembler_or_skip()
     edited = tmp_path / "k5_v208.s"
     edited.write_text(kernel5.read_text().replace("v_fmac_f32_e32 v124, v184, v192",
                                                   "v_fmac_f32_e32 v208, v184, v192", 1))

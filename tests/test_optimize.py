@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import KERNELS
+from conftest import KERNELS, assembler_or_skip
 from isalint.commands.optimize import STEPS, run_steps
 
 
@@ -15,15 +15,6 @@ def cli(*args):
     proc = subprocess.run([sys.executable, "-m", "isalint", *map(str, args)], capture_output=True, text=True,
                           timeout=600)
     return proc.returncode, proc.stdout, proc.stderr
-
-
-def _toolchain_or_skip():
-    from isalint.validate.toolchain import ToolchainError, find_toolchain
-
-    try:
-        return find_toolchain(need_linker=False)
-    except ToolchainError as exc:
-        pytest.skip(f"no gfx1100 assembler: {exc}")
 
 
 def test_steps_run_in_order_and_a_refusing_step_keeps_the_text():
@@ -36,7 +27,7 @@ def test_steps_run_in_order_and_a_refusing_step_keeps_the_text():
 
 
 def test_kernel5_style_fixture_is_optimized_validated_and_faster(tmp_path):
-    _toolchain_or_skip()
+    assembler_or_skip()
     src = KERNELS / "gemm_lds_padded.s"
     dst = tmp_path / "opt.s"
     code, out, err = cli("optimize", src, "-o", dst, "--gemm", 128, "--estimate-n", 1024, "--format", "json")
