@@ -72,7 +72,7 @@ class AffineEvaluator:
         self._entry_memo: dict[tuple[int, str], Word] = {}
         self._busy: set[tuple[int, str]] = set()
         self._placeholders: dict[tuple[int, str], Poly] = {}
-        self._counter_twos_known: set[str] = set()
+        self._counters_to_size: list[str] = []  # counter atoms whose trailing zero bits are not known yet
         self._index = -1
         self.sem = Semantics(self)
         d = kernel.descriptor if kernel is not None else {}
@@ -149,10 +149,9 @@ class AffineEvaluator:
         return not any(self.atoms[a].kind == "lane" for a in p.atoms())
 
     def twos(self) -> dict[str, int]:
-        for a in list(self.atoms.values()):
-            if a.kind == "counter" and a.name not in self._counter_twos_known:
-                self._counter_twos_known.add(a.name)
-                a.twos = self._counter_twos(a.name)
+        while self._counters_to_size:
+            name = self._counters_to_size.pop()
+            self.atoms[name].twos = self._counter_twos(name)
         return {n: a.twos for n, a in self.atoms.items() if a.twos}
 
     def _counter_twos(self, atom: str) -> int:
@@ -292,6 +291,8 @@ class AffineEvaluator:
         name = f"{reg}@{label}"
         if self.loop is not None and lp.header == self.loop.header:
             if reg.startswith("s") and reg[1:].isdigit():
+                if name not in self.atoms:
+                    self._counters_to_size.append(name)
                 return low(self.make_atom(name, "counter", f"{reg} at the start of an iteration of {label}",
                                           reg=reg))
             if reg.startswith("v") and reg[1:].isdigit():
