@@ -21,21 +21,24 @@ place that declares them:
   `vcc_lo` in a wave64 kernel is an error; 64-bit `exec`/`vcc` in a wave32 kernel
   is worth a look).
 
-A count declared too low is an error; one that is stale or higher than needed
-is reported at info level.
-
 ## Severity
-Error for a count declared too low (the wave uses registers or LDS it does not
-own) and for contradictory declarations; info for a count that is stale or
-higher than needed, and for 64-bit lane masks in a wave32 kernel; a warning for
-LDS addressed beyond the declared size by an immediate offset.
+Error where the hardware acts on the number: `.amdhsa_next_free_vgpr` below the
+VGPRs the code uses (the wave uses registers it does not own), LDS beyond 64 KiB,
+and contradictory declarations. A warning for the metadata's `.vgpr_count` below
+the code's VGPRs (the runtime's occupancy queries and debuggers read it, the
+allocation does not) and for LDS addressed beyond the declared size by an
+immediate offset. Info for a count that is stale or higher than needed, for SGPR
+counts declared too low (since gfx10 every wave gets all its SGPRs whatever the
+descriptor says: LLVM writes 0 to the descriptor's SGPR-block field there), and
+for 64-bit lane masks in a wave32 kernel.
 
 ## Why it matters
-The wave is given `.amdhsa_next_free_vgpr` VGPRs (rounded up to a block of 8 in
-wave32). A hand edit that adds a register beyond them - `v208` in a kernel that
-declares 208 - reads and writes registers the wave does not own. A count higher
-than needed costs occupancy for nothing; stale comments and metadata mislead
-the people and tools that read them.
+The wave is given `.amdhsa_next_free_vgpr` VGPRs (rounded up to a block of 24 in
+wave32 on gfx1100). A hand edit that adds a register beyond them - `v216` in a
+kernel that declares 216 - reads and writes registers the wave does not own. A
+count higher than needed costs occupancy for nothing; stale comments and
+metadata mislead the people and tools that read them (a too-low `.vgpr_count`
+makes the runtime report more waves per SIMD than the kernel gets).
 
 ## Example
 ```asm
@@ -58,7 +61,9 @@ from the source, not from the code.
 RDNA3 ISA guide, "Vector General-Purpose Registers (VGPRs)" and "Scalar
 General-Purpose Registers (SGPRs)" (allocation); LLVM AMDGPUUsage, "Kernel
 Descriptor" (`.amdhsa_next_free_vgpr`, `GRANULATED_WORKITEM_VGPR_COUNT`) and
-"Code Object V5 Metadata" (`.vgpr_count`, `.sgpr_count`).
+"Code Object V5 Metadata" (`.vgpr_count`, `.sgpr_count`); LLVM
+AMDGPUAsmPrinter (GFX10+: "will always allocate 128 SGPRs and this field must
+be 0").
 """
 from __future__ import annotations
 
@@ -91,7 +96,7 @@ def _reg_range(prefix: str, n: int) -> str:
 def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: dict):
     path = program.path
     d = kernel.descriptor
-    fix = "isalint fix --metadata"
+    fix = FIXABLE
     # -- VGPRs
     nfv = descriptor_field(kernel, ".amdhsa_next_free_vgpr")
     need_v = res.vgprs
@@ -109,7 +114,8 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
             yield at_line(path, nfv.line, CODE, "info",
                           f".amdhsa_next_free_vgpr {nfv.value} is more than the {need_v} VGPRs the code uses "
                           f"(highest v{res.max_vgpr}); the extra registers only cost occupancy", fix=fix)
-    yield from _compare(path, meta.get(".vgpr_count"), need_v, "metadata .vgpr_count", "VGPRs", error=True)
+    yield from _compare(path, meta.get(".vgpr_count"), need_v, "metadata .vgpr_count", "VGPRs", low="warning",
+                        why="the runtime's occupancy queries and debuggers read it")
     for key in ("NumVgprs", "NumVGPRsForWavesPerEU"):
         yield from _compare(path, comments.get(key), need_v, f"comment {key}", "VGPRs")
     yield from _compare(path, comments.get("VGPRBlocks"), vgpr_blocks(need_v, kernel.wave_size),
@@ -121,9 +127,11 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
             yield at_instr(program, res.sgpr_at, CODE, "error", f"s{res.max_sgpr} does not exist: gfx11 kernels "
                            "address s0-s105")
         elif res.sgprs_used > nfs.value:
-            yield at_instr(program, res.sgpr_at, CODE, "error",
+            # gfx10+ allocates every SGPR to every wave: the count only informs tools
+            yield at_instr(program, res.sgpr_at, CODE, "info",
                            f"s{res.max_sgpr} is used but .amdhsa_next_free_sgpr is {nfs.value}; declare "
-                           f"{res.sgprs}", fix=fix)
+                           f"{res.sgprs} (harmless on gfx11, where every wave gets all its SGPRs, but tools read "
+                           "the count)", fix=fix)
         elif nfs.value > res.sgprs:
             yield at_line(path, nfs.line, CODE, "info",
                           f".amdhsa_next_free_sgpr {nfs.value} is more than the {res.sgprs} SGPRs the code uses "
@@ -134,8 +142,7 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                           f"the hardware initialises", fix=fix)
     total_s = res.sgprs + res.extra_sgprs
     vcc_note = " (incl. 2 for VCC)" if res.extra_sgprs else ""
-    yield from _compare(path, meta.get(".sgpr_count"), total_s, "metadata .sgpr_count", f"SGPRs{vcc_note}",
-                        error=True)
+    yield from _compare(path, meta.get(".sgpr_count"), total_s, "metadata .sgpr_count", f"SGPRs{vcc_note}")
     for key in ("NumSgprs", "NumSGPRsForWavesPerEU"):
         yield from _compare(path, comments.get(key), total_s, f"comment {key}", f"SGPRs{vcc_note}")
     yield from _compare(path, comments.get("SGPRBlocks"), sgpr_blocks(total_s), "comment SGPRBlocks", "SGPR blocks")
@@ -182,13 +189,15 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                            "(exec_lo, vcc_lo); the high half is not a lane mask")
 
 
-def _compare(path: str, fld: Field | None, needed: int, what: str, unit: str, error: bool = False):
+def _compare(path: str, fld: Field | None, needed: int, what: str, unit: str, low: str | None = None,
+             why: str = ""):
+    """A declared count against the code's: ``low`` is the severity of one declared too low (else info)."""
     if fld is None or fld.value == needed:
         return
-    fix = "isalint fix --metadata"
-    if fld.value < needed and error:
-        yield at_line(path, fld.line, CODE, "error", f"{what} is {fld.value} but the code needs {needed} {unit}",
-                      column=fld.start + 1, fix=fix)
+    fix = FIXABLE
+    if fld.value < needed and low:
+        yield at_line(path, fld.line, CODE, low, f"{what} is {fld.value} but the code needs {needed} {unit}"
+                      + (f" ({why})" if why else ""), column=fld.start + 1, fix=fix)
     else:
         yield at_line(path, fld.line, CODE, "info", f"{what} {fld.value} is stale: the code needs {needed} {unit}",
                       column=fld.start + 1, fix=fix)

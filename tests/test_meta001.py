@@ -69,7 +69,9 @@ def test_one_vgpr_beyond_the_declared_count(kernel5):
     line = text.splitlines().index(FMAC_LAST.replace("v207", "v208").rstrip("\n")) + 1
     assert [(d.line, d.code) for d in errors][0] == (line, "META001")
     assert "v208 is used but .amdhsa_next_free_vgpr is 208" in errors[0].message
-    assert any(".vgpr_count is 208 but the code needs 209" in d.message for d in errors)
+    # the metadata's count is read by the runtime's occupancy queries, not by the allocation: a warning
+    warnings = [d.message for d in found if d.severity == "warning"]
+    assert any(".vgpr_count is 208 but the code needs 209 VGPRs (the runtime's occupancy" in m for m in warnings)
     stale = {d.message.split(" is stale")[0] for d in found if d.severity == "info"}
     assert stale == {"comment NumVgprs 208", "comment NumVGPRsForWavesPerEU 208", "comment VGPRBlocks 25"}
 
@@ -142,9 +144,12 @@ def test_sgpr_beyond_declared_count(kernel5):
     text = kernel5.read_text()
     assert text.count("\ts_mov_b32 s14, 0\n") == 1
     text = text.replace("\ts_mov_b32 s14, 0\n", "\ts_mov_b32 s16, 0\n")
-    errors = [d for d in meta(analysis_of(text)) if d.severity == "error"]
-    assert "s16 is used but .amdhsa_next_free_sgpr is 16; declare 17" in errors[0].message
-    assert any(".sgpr_count is 18 but the code needs 19 SGPRs (incl. 2 for VCC)" in d.message for d in errors)
+    found = meta(analysis_of(text))
+    # since gfx10 every wave gets all its SGPRs: a count too low misleads tools, it does not break the kernel
+    assert [d for d in found if d.severity != "info"] == []
+    messages = [d.message for d in found]
+    assert any("s16 is used but .amdhsa_next_free_sgpr is 16; declare 17 (harmless on gfx11" in m for m in messages)
+    assert "metadata .sgpr_count 18 is stale: the code needs 19 SGPRs (incl. 2 for VCC)" in messages
     fixed = fix_metadata.apply(analysis_of(text), {}).text
     assert meta(analysis_of(fixed)) == []
     for piece in (".amdhsa_next_free_sgpr 17", "; NumSgprs: 19", ".sgpr_count:     19", "; SGPRBlocks: 2",
@@ -209,3 +214,20 @@ def test_wave_size_consistency():
     assert errors == [(5, "vcc_lo is half a lane mask, but this is a wave64 kernel (.amdhsa_wavefront_size32 0)"),
                       (6, "vcc_lo is half a lane mask, but this is a wave64 kernel (.amdhsa_wavefront_size32 0)"),
                       (19, "metadata .wavefront_size 32 disagrees with the descriptor (.amdhsa_wavefront_size32 0")]
+
+
+def test_text_output_names_the_fix_command_once(kernel5, tmp_path):
+    bad = tmp_path / "k5_v208.s"
+    bad.write_text(_v208(kernel5))
+    proc = subprocess.run([sys.executable, "-m", "isalint", "check", "--select", "META001", "--no-cache", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "= fix: isalint fix --metadata" in proc.stdout
+    assert "isalint fix isalint" not in proc.stdout
+
+
+def test_every_rule_names_its_fix_as_a_fix_option():
+    from isalint.rules import all_rules
+
+    for module in all_rules():
+        assert module.FIXABLE is None or module.FIXABLE.startswith("--"), module.CODE
