@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "META001": "meta001",
     "OCC001": "occ001",
     "WMMA001": "wmma001",
+    "DELAY001": "delay001",
     "SUPP001": "supp001",
     "LIMIT001": "limit001",  # last: it reports the limits the rules before it reached
 }

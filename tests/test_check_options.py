@@ -46,7 +46,10 @@ def test_statistics_counts_findings_and_sites_per_rule():
     rows = [ln.split() for ln in out.splitlines() if "BANK001" in ln]
     # one aggregated finding covering the loop's 32 stalled instructions
     assert rows == [["1", "(32", "sites)", "BANK001", "warning", "vgpr-bank-conflict"]]
-    assert "1 file checked: 4 findings (0 errors, 1 warning, 3 info)" in out
+    # the generated loop's counter compare follows its add with no SALU_CYCLE_1 hint
+    assert [ln.split() for ln in out.splitlines() if "DELAY001" in ln] == [
+        ["1", "DELAY001", "warning", "missing-delay-alu"]]
+    assert "1 file checked: 5 findings (0 errors, 2 warnings, 3 info)" in out
 
 
 def test_exit_zero_and_fail_on_and_min_severity():

@@ -21,6 +21,7 @@ from isalint.estimate.residency import residency
 from isalint.estimate.scalar import Launch, gemm_launch, trace
 from isalint.estimate.simd import CAUSES, simulate_round
 from isalint.hw.timing import GFX1100, PARAMETERS
+from isalint.model.alu_delays import pending_in
 from isalint.parse.source import parse_text
 
 T = GFX1100
@@ -50,7 +51,7 @@ kernel:
 def kernel(body: str, trips: int) -> str:
     """``body`` as a loop run ``trips`` times (the counter in s4)."""
     loop = (f"\ts_mov_b32 s4, {trips}\n.LBB0_1:\n{body}\n\ts_add_i32 s4, s4, -1\n"
-            "\ts_cmp_lg_u32 s4, 0\n\ts_cbranch_scc1 .LBB0_1")
+            "\ts_delay_alu instid0(SALU_CYCLE_1)\n\ts_cmp_lg_u32 s4, 0\n\ts_cbranch_scc1 .LBB0_1")
     return TEMPLATE.format(body=loop)
 
 
@@ -64,14 +65,17 @@ def run(text: str, waves: int, groups: int = 1, timing=T):
     k = program.kernels[0]
     cfg = program.cfg()
     tr = trace(program, k, cfg, Launch((1, 1, 1), (32, 1, 1), {}))
-    costs = CostModel(program, k, timing)
+    blocking = frozenset(p.consumer for p in pending_in(program, cfg, timing))
+    costs = CostModel(program, k, timing, blocking)
     stream = build_stream(tr.blocks, cfg, costs)
     return simulate_round(stream, costs.cost, _loop_keys(cfg), timing, groups, waves)
 
 
-def chain(n: int) -> str:
-    """n VALU instructions, each reading the previous one's result."""
-    return "\n".join(f"\tv_add_nc_u32_e32 v{(i + 1) % 2}, v{i % 2}, v2" for i in range(n))
+def chain(n: int, hinted: bool = True) -> str:
+    """n VALU instructions, each reading the previous one's result (each announced by s_delay_alu,
+    as the compiler writes them, unless ``hinted`` is False)."""
+    hint = "\ts_delay_alu instid0(VALU_DEP_1)\n" if hinted else ""
+    return "\n".join(f"{hint}\tv_add_nc_u32_e32 v{(i + 1) % 2}, v{i % 2}, v2" for i in range(n))
 
 
 # -- the SIMD ---------------------------------------------------------------------------------------------
@@ -94,8 +98,25 @@ def test_other_waves_hide_the_latency_until_the_valu_is_full():
     assert five < 1.15 * one  # five waves' chains interleave in the time of one
     # ten waves need more VALU cycles than one wave's latency: the SIMD issues every cycle
     issue = 10 * (n + 3) * trips  # one instruction per cycle, whatever its unit
-    assert issue <= ten.cycles <= 1.1 * issue
-    assert ten.causes["valu"] / ten.cycles > 0.8
+    # the chain's s_delay_alu hints make the loop longer than the prefetched code: each taken branch also
+    # holds the SIMD branch_simd_cycles
+    refetch = 10 * trips * T.branch_simd_cycles
+    assert issue <= ten.cycles <= 1.1 * (issue + refetch)
+    assert ten.causes["valu"] / ten.cycles > 0.75
+
+
+def test_a_dependency_no_s_delay_alu_names_stalls_the_whole_simd():
+    trips, n = 200, 20
+    hinted = run(kernel(chain(n), trips), waves=5)
+    bare_text = kernel(chain(n, hinted=False), trips)
+    program = program_of(bare_text)
+    # every link of the chain, the first one's reaching back to the previous iteration's last
+    assert len(pending_in(program, program.cfg())) == n
+    bare = run(bare_text, waves=5)
+    # hinted, five waves hide each other's latency; bare, each wait holds the SIMD: five chains in a row
+    assert bare.cycles > 3 * hinted.cycles
+    per_wave_chain = (n - 1) * T.valu_latency
+    assert bare.cycles >= 5 * per_wave_chain * trips
 
 
 def _vopd_block(conflict: bool, count: int = 64) -> str:

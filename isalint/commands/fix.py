@@ -18,6 +18,7 @@ from .common import fail, load_analysis, unified_diff, write_result
 @click.option("--dual-fmac", is_flag=True, help="Rewrite the hot loop's FMAs as bank-conflict-free v_dual_fmac_f32.")
 @click.option("--batch-gmem", is_flag=True,
               help="Load the loop's global loads from SGPR bases with one VGPR byte offset per group.")
+@click.option("--delay-alu", is_flag=True, help="Write the s_delay_alu hints DELAY001 finds missing.")
 @click.option("--metadata", is_flag=True, help="Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.")
 @click.option("--unroll", is_flag=True, help="Unroll a loop of proven trip count, folding its address steps into "
                                              "LDS offsets.")
@@ -39,7 +40,7 @@ from .common import fail, load_analysis, unified_diff, write_result
 @click.option("--grid", help="Workgroups X[,Y[,Z]] of the validation launch (default N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the validation launch (default: the "
                               "kernel's .reqd_workgroup_size, else 128).")
-def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, show_diff, loop_label, factor,
+def command(path, dual_fmac, batch_gmem, delay_alu, metadata, unroll, output, in_place, show_diff, loop_label, factor,
             no_validate, max_n, spread, gemm_n, grid, block):
     """Apply fix passes; exit 0 on success, 1 when a pass refused, validation failed or --diff shows a
     change, 2 on input errors (and when the destination cannot be written or no assembler validates)."""
@@ -48,9 +49,9 @@ def command(path, dual_fmac, batch_gmem, metadata, unroll, output, in_place, sho
 
     # the order of the chain kernel 5 -> 6 -> 7 -> 8: each pass sees the previous one's output
     chosen = [name for name, on in (("dual_fmac", dual_fmac), ("unroll", unroll), ("batch_gmem", batch_gmem),
-                                    ("metadata", metadata)) if on]
+                                    ("delay_alu", delay_alu), ("metadata", metadata)) if on]
     if not chosen:
-        fail("choose at least one pass: --dual-fmac, --unroll, --batch-gmem, --metadata")
+        fail("choose at least one pass: --dual-fmac, --unroll, --batch-gmem, --delay-alu, --metadata")
     if factor is not None and not unroll:
         fail("--factor goes with --unroll")
     if (max_n is not None or spread) and not batch_gmem:

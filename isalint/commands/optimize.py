@@ -22,7 +22,7 @@ import click
 
 from .common import fail, load_analysis, unified_diff, write_result
 
-STEPS = ("dual-fmac", "unroll", "batch-gmem")
+STEPS = ("dual-fmac", "unroll", "batch-gmem", "delay-alu")
 
 
 @dataclass

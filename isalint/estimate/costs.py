@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from ..hw.encoding import inline_integer, instruction_bytes
 from ..hw.lds_banks import bank_conflicts, lanes_per_pass
-from ..hw.timing import Timing
+from ..hw.timing import QUARTER_RATE_OPCODES, Timing
 from ..hw.vgpr_banks import ops_from_instrs, simulate
+from ..model.alu_delays import result_latency
 from ..model.lanes.evaluator import LaneEvaluator
 from ..model.lanes.lds import LdsAccess, ds_shape, lds_banks
 from ..model.waitcnt import wait_thresholds
@@ -22,9 +23,7 @@ VALU, SALU, SMEM, LDS, VMEM, BRANCH, OTHER, WAIT, BARRIER, NOP, END, SKIP = rang
 UNIT_NAMES = ("VALU", "SALU", "SMEM", "LDS", "VMEM", "branch", "other", "s_waitcnt", "s_barrier", "s_nop",
               "s_endpgm", "hint")
 
-# 32-bit integer multiplies and 64-bit integer multiply-adds run at quarter rate.
-_QUARTER = frozenset({"v_mul_lo_u32", "v_mul_hi_u32", "v_mul_hi_i32", "v_mul_lo_i32", "v_mad_u64_u32",
-                      "v_mad_i64_i32", "v_mad_u32_u16", "v_mad_i32_i16"})
+_QUARTER = QUARTER_RATE_OPCODES
 _WIDTH = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "d16": 2, "b32": 4, "b64": 8, "b96": 12,
           "b128": 16}
 
@@ -42,6 +41,7 @@ class Cost:
     waits: dict | None = None
     nop: int = 0
     fma: int = 0  # FP32 FMAs (for the FLOP count of the loop table)
+    blocking: bool = False  # reads an ALU result no s_delay_alu names: a wait for it stalls the SIMD
 
 
 def _base(mnemonic: str) -> str:
@@ -80,10 +80,11 @@ def _fmas(ins) -> int:
 class CostModel:
     """Costs of every instruction of a program under one :class:`Timing`."""
 
-    def __init__(self, program, kernel, timing: Timing):
+    def __init__(self, program, kernel, timing: Timing, blocking: frozenset[int] = frozenset()):
         self.program = program
         self.kernel = kernel
         self.t = timing
+        self.blocking = blocking  # instructions with a dependency no s_delay_alu covers
         self._stalls: list[int] | None = None
         self._lanes: LaneEvaluator | None = None
         self._costs: dict[int, Cost] = {}
@@ -138,6 +139,8 @@ class CostModel:
         c = self._costs.get(index)
         if c is None:
             c = self._costs[index] = self._make(self.program.instrs[index])
+            if index in self.blocking:
+                c.blocking = True
         return c
 
     def _make(self, ins) -> Cost:  # noqa: C901 - one table of instruction classes
@@ -149,15 +152,9 @@ class CostModel:
             stall = self.stalls()[ins.index]
             base = _base(name)
             occupy = 1.0 + t.bank_stall_exposure * stall
-            latency = t.valu_latency
-            if klass == "trans":
-                latency = t.trans_latency
-            elif base in _QUARTER:
+            latency = result_latency(ins, t)
+            if klass != "trans" and base in _QUARTER:
                 occupy = max(occupy, float(t.quarter_rate_cycles))
-                latency = t.quarter_rate_latency
-            elif any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
-                     for st in ins.slots for s in st):
-                latency = t.valu64_latency
             return Cost(VALU, occupy, t.bank_stall_exposure * stall, latency, reads, tuple(ins.defs), fma=_fmas(ins))
         if klass == "salu":
             return Cost(SALU, latency=t.salu_latency, reads=reads, writes=tuple(ins.defs))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..hw.timing import GFX1100, PARAMETERS, Timing
+from ..model.alu_delays import pending_in
 from .costs import BRANCH, LDS, SALU, VALU, VMEM, CostModel
 from .path import build_stream
 from .residency import Residency, residency, rounds
@@ -202,7 +203,8 @@ def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None
         tr = trace(program, kernel, cfg, launch)
     except TraceError as exc:
         raise EstimateError(str(exc), exc.line) from None
-    costs = CostModel(program, kernel, timing)
+    blocking = frozenset(p.consumer for p in pending_in(program, cfg, timing))
+    costs = CostModel(program, kernel, timing, blocking)
     stream = build_stream(tr.blocks, cfg, costs)
     res = residency(kernel, block, timing)
     total_groups = grid[0] * grid[1] * grid[2]

@@ -16,6 +16,10 @@ What is modelled (parameters in :mod:`isalint.hw.timing`):
   ops keep it busy 4 cycles. A result can be read ``valu_latency`` cycles after issue (6 for 64-bit
   results, 8 for quarter-rate ops, 10 for transcendental ones): a dependent instruction waits, and
   the SIMD issues for other waves meanwhile.
+* **ALU dependencies.** A wave whose next instruction reads an ALU result still in flight waits
+  while the SIMD issues other waves' instructions - when an ``s_delay_alu`` names the dependency.
+  When none does (:mod:`isalint.model.alu_delays`), the front end stays with the wave that just
+  issued and issues that instruction into the ALU: the whole SIMD stalls until the result is there.
 * **SALU and branches.** One SALU instruction per cycle, results after ``salu_latency``; a taken
   branch holds its wave ``branch_taken_cycles`` before its next instruction (the loop header is
   fetched again) and, besides, keeps the whole SIMD from issuing for ``branch_simd_cycles``.
@@ -292,6 +296,14 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                 w.done = True
                 w.end = t
                 alive -= 1
+            elif costs[w.pc].blocking and u != BRANCH:
+                # the front end stays with this wave: its next instruction reads an ALU result no
+                # s_delay_alu announced, so it issues into the ALU and the SIMD waits with it
+                nxt = w.regs
+                dep = max((nxt.get(r, 0.0) for r in costs[w.pc].reads), default=0.0)
+                if dep > w.ready + EPS:
+                    hold = max(hold, dep)
+                    w.ready, w.why = dep, "dependency"
         if not alive:
             break
         # -- advance to the next moment something can happen ------------------------------------

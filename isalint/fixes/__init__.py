@@ -16,6 +16,7 @@ PASSES = {
     "dual_fmac": "isalint.fixes.dual_fmac",
     "unroll": "isalint.fixes.unroll",
     "batch_gmem": "isalint.fixes.batch_gmem",
+    "delay_alu": "isalint.fixes.delay_alu",
     "metadata": "isalint.fixes.metadata",
 }
 

@@ -22,6 +22,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 
+# 32-bit integer multiplies and 64-bit integer multiply-adds run at quarter rate (GFX11SpeedModel:
+# WriteQuarterRate32 / WriteIntMul), their results after ``quarter_rate_latency``.
+QUARTER_RATE_OPCODES = frozenset({"v_mul_lo_u32", "v_mul_hi_u32", "v_mul_hi_i32", "v_mul_lo_i32", "v_mad_u64_u32",
+                                  "v_mad_i64_i32", "v_mad_u32_u16", "v_mad_i32_i16"})
+
+
 @dataclass(frozen=True)
 class Timing:
     # -- the chip ------------------------------------------------------------------------------

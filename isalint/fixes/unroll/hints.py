@@ -18,86 +18,12 @@ already set, or is overridden by the next instruction.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-ID_NAMES = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
-            "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3")
-SKIP_NAMES = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+from ...model.alu_delays import SKIP_NAMES, Dep, decode, encode
+from ...model.alu_delays import alu_kind as unit
+
 MAX_DISTANCE = {"valu": 4, "trans": 3}
-_FUNC = re.compile(r"(instid0|instskip|instid1)\((\w+)\)")
-
-
-@dataclass(frozen=True)
-class Dep:
-    kind: str  # valu | trans | salu | fma
-    n: int  # instructions back (valu, trans) or cycles (salu, fma)
-
-    @property
-    def id(self) -> int:
-        if self.kind == "valu":
-            return self.n
-        if self.kind == "trans":
-            return 4 + self.n
-        if self.kind == "fma":
-            return 8
-        return 8 + self.n
-
-
-def dep_of_id(ident: int) -> Dep | None:
-    if 1 <= ident <= 4:
-        return Dep("valu", ident)
-    if 5 <= ident <= 7:
-        return Dep("trans", ident - 4)
-    if ident == 8:
-        return Dep("fma", 1)
-    if 9 <= ident <= 11:
-        return Dep("salu", ident - 8)
-    return None
-
-
-def unit(ins) -> str | None:
-    """The pipeline an instruction counts in for ``s_delay_alu`` distances."""
-    if ins.klass == "trans":
-        return "trans"
-    if ins.klass in ("valu", "vopd"):
-        return "valu"
-    if ins.klass == "salu":
-        return "salu"
-    return None
-
-
-def decode(ins) -> list[tuple[int, Dep]]:
-    """[(which instruction after the s_delay_alu: 1 = the next, dependency)]."""
-    ops = ins.stmts[0].operands
-    if len(ops) == 1 and ops[0].kind == "int":
-        v = int(ops[0].value)
-        id0, skip, id1 = v & 0xF, (v >> 4) & 0x7, (v >> 7) & 0xF
-    else:
-        fields = dict(_FUNC.findall(ins.text()))
-        names = {n: i for i, n in enumerate(ID_NAMES)}
-        id0 = names.get(fields.get("instid0", "NO_DEP"), 0)
-        id1 = names.get(fields.get("instid1", "NO_DEP"), 0)
-        skip = SKIP_NAMES.index(fields["instskip"]) if fields.get("instskip") in SKIP_NAMES else 0
-    out = []
-    for offset, ident in ((1, id0), (1 + skip, id1)):
-        dep = dep_of_id(ident)
-        if dep is not None:
-            out.append((offset, dep))
-    return out
-
-
-def encode(indent: str, first: list[Dep], skip: int = 0, second: Dep | None = None) -> str:
-    """One ``s_delay_alu`` for up to two dependencies of the next instruction (``skip`` 0), or one of
-    the next instruction and one of the instruction ``skip`` after it."""
-    ids = [d.id for d in first]
-    if second is not None:
-        parts = [f"instid0({ID_NAMES[ids[0]]})", f"instskip({SKIP_NAMES[skip]})", f"instid1({ID_NAMES[second.id]})"]
-    elif len(ids) == 2:
-        parts = [f"instid0({ID_NAMES[ids[0]]})", "instskip(SAME)", f"instid1({ID_NAMES[ids[1]]})"]
-    else:
-        parts = [f"instid0({ID_NAMES[ids[0]]})"]
-    return f"{indent}s_delay_alu " + " | ".join(parts)
 
 
 @dataclass

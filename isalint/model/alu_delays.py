@@ -1,0 +1,364 @@
+"""ALU-to-ALU dependencies on gfx11 and the ``s_delay_alu`` hints that cover them.
+
+On gfx11 the SIMD front end does not switch to another wave when the instruction it issues
+waits for the result of a recent VALU, transcendental or SALU instruction: the wave stalls in the
+ALU and the ALU does nothing else meanwhile. ``s_delay_alu`` names the dependency ahead of time
+("wait for the VALU instruction 2 back"), so the front end issues other waves' instructions
+until the result is there. Without it the code is still correct - the hardware interlocks - but
+every such dependency costs the whole SIMD its remaining latency. (Mesa's ACO compiler documents
+this behaviour of the gfx11 front end where it inserts the hint; the RDNA3 ISA guide describes
+``S_DELAY_ALU``.)
+
+Which dependencies need a hint follows LLVM's ``AMDGPUInsertDelayAlu``, the pass that writes the
+hints of every compiler-made kernel, so that a kernel clang wrote is clean by construction:
+
+* producers are VALU, transcendental and SALU instructions, through the registers they name
+  explicitly (VCC and EXEC of the 32-bit encodings, SCC and other implicit operands are not
+  followed);
+* a VALU result is pending for its latency (5 cycles, 6 for a 64-bit result, 8 for a quarter-rate
+  multiply) while fewer than 5 VALU instructions have issued since; a transcendental result for 10
+  cycles while fewer than 4 transcendental ones have; an SALU result for 2 cycles. Every
+  instruction takes one cycle to issue (``s_nop N`` takes N+1; ``s_delay_alu`` and ``s_clause``
+  are hints and take none);
+* LDS, global, buffer, image and export instructions wait for every VALU result before they issue,
+  so they end what is pending; so does ``s_waitcnt_depctr`` with ``va_vdst(0)``;
+* state flows along every edge of the control-flow graph (a loop's last instructions reach its
+  first ones).
+
+A pending dependency of an ALU instruction is *covered* when an ``s_delay_alu`` before it names,
+for this instruction, a wait on the same or a more recent producer of that kind (or at least the
+remaining SALU cycles).
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from ..hw.timing import QUARTER_RATE_OPCODES, Timing
+
+ID_NAMES = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
+            "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3")
+SKIP_NAMES = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+VALU_MAX = 5  # a VALU result 5 VALU instructions back is complete (s_delay_alu encodes 1-4)
+TRANS_MAX = 4  # likewise 4 transcendental instructions back (encodes 1-3)
+SALU_CYCLES_MAX = 3  # longest SALU wait the hint encodes
+_FUNC = re.compile(r"(instid0|instskip|instid1)\((\w+)\)")
+_IMPLICIT = frozenset({"vcc", "vcc_lo", "vcc_hi", "exec", "exec_lo", "exec_hi", "scc", "m0"})
+_WAITS_FOR_VALU = ("lds", "vmem_load", "vmem_store", "vmem_atomic", "scratch_load", "scratch_store", "export")
+
+
+@dataclass(frozen=True)
+class Dep:
+    """One dependency an ``s_delay_alu`` names: ``n`` instructions of ``kind`` back (valu, trans),
+    or ``n`` cycles (salu, fma)."""
+
+    kind: str
+    n: int
+
+    @property
+    def id(self) -> int:
+        if self.kind == "valu":
+            return self.n
+        if self.kind == "trans":
+            return 4 + self.n
+        if self.kind == "fma":
+            return 8
+        return 8 + self.n
+
+    @property
+    def name(self) -> str:
+        return ID_NAMES[self.id]
+
+
+def dep_of_id(ident: int) -> Dep | None:
+    if 1 <= ident <= 4:
+        return Dep("valu", ident)
+    if 5 <= ident <= 7:
+        return Dep("trans", ident - 4)
+    if ident == 8:
+        return Dep("fma", 1)
+    if 9 <= ident <= 11:
+        return Dep("salu", ident - 8)
+    return None
+
+
+def decode(ins) -> list[tuple[int, Dep]]:
+    """An ``s_delay_alu``'s dependencies: [(which instruction after it: 1 = the next, dependency)]."""
+    ops = ins.stmts[0].operands
+    if len(ops) == 1 and ops[0].kind == "int":
+        v = int(ops[0].value)
+        id0, skip, id1 = v & 0xF, (v >> 4) & 0x7, (v >> 7) & 0xF
+    else:
+        fields = dict(_FUNC.findall(ins.text()))
+        names = {n: i for i, n in enumerate(ID_NAMES)}
+        id0 = names.get(fields.get("instid0", "NO_DEP"), 0)
+        id1 = names.get(fields.get("instid1", "NO_DEP"), 0)
+        skip = SKIP_NAMES.index(fields["instskip"]) if fields.get("instskip") in SKIP_NAMES else 0
+    out = []
+    for offset, ident in ((1, id0), (1 + skip, id1)):
+        dep = dep_of_id(ident)
+        if dep is not None:
+            out.append((offset, dep))
+    return out
+
+
+def encode(indent: str, first: list[Dep], skip: int = 0, second: Dep | None = None) -> str:
+    """One ``s_delay_alu`` for up to two dependencies of the next instruction (``skip`` 0), or one of
+    the next instruction and one of the instruction ``skip`` after it."""
+    ids = [d.id for d in first]
+    if second is not None:
+        parts = [f"instid0({ID_NAMES[ids[0]]})", f"instskip({SKIP_NAMES[skip]})", f"instid1({ID_NAMES[second.id]})"]
+    elif len(ids) == 2:
+        parts = [f"instid0({ID_NAMES[ids[0]]})", "instskip(SAME)", f"instid1({ID_NAMES[ids[1]]})"]
+    else:
+        parts = [f"instid0({ID_NAMES[ids[0]]})"]
+    return f"{indent}s_delay_alu " + " | ".join(parts)
+
+
+def alu_kind(ins) -> str | None:
+    """The pipeline an instruction counts in for ``s_delay_alu``: valu, trans, salu, or None."""
+    if ins.klass == "trans":
+        return "trans"
+    if ins.klass in ("valu", "vopd"):
+        return "valu"
+    if ins.klass == "salu":
+        return "salu"
+    return None
+
+
+def _base(mnemonic: str) -> str:
+    for suffix in ("_e32", "_e64", "_dpp", "_sdwa"):
+        if mnemonic.endswith(suffix):
+            return mnemonic[: -len(suffix)]
+    return mnemonic
+
+
+def result_latency(ins, timing: Timing) -> int:
+    """Cycles from issue until an ALU instruction's register results can be read."""
+    if ins.klass == "trans":
+        return timing.trans_latency
+    if ins.klass == "salu":
+        return timing.salu_latency
+    if _base(ins.opcode) in QUARTER_RATE_OPCODES:
+        return timing.quarter_rate_latency
+    if any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
+           for st in ins.slots for s in st):
+        return timing.valu64_latency
+    return timing.valu_latency
+
+
+def issue_cycles(ins) -> int:
+    """Cycles an instruction takes to issue, as the delay counting sees it."""
+    if ins.opcode in ("s_delay_alu", "s_clause"):
+        return 0
+    if ins.opcode == "s_nop":
+        ops = ins.stmts[0].operands
+        return (int(ops[0].value) if ops and ops[0].kind == "int" else 0) + 1
+    return 1
+
+
+def explicit_reads(ins) -> set[str]:
+    return {r for st in ins.slots for s in st if s.role in ("use", "defuse") and s.name not in _IMPLICIT
+            for r in s.regs if r not in _IMPLICIT}
+
+
+def explicit_writes(ins) -> set[str]:
+    return {r for st in ins.slots for s in st if s.role in ("def", "defuse") and s.name not in _IMPLICIT
+            for r in s.regs if r not in _IMPLICIT}
+
+
+# One register's pending result: (valu_cycles, valu_num, trans_cycles, trans_num, trans_num_valu,
+# salu_cycles, valu_producer, trans_producer, salu_producer). valu_num counts the VALU instructions
+# issued since, the producer included (1: the VALU instruction just before).
+_V_C, _V_N, _T_C, _T_N, _T_NV, _S_C, _V_P, _T_P, _S_P = range(9)
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    vp = a[_V_P] if a[_V_N] <= b[_V_N] else b[_V_P]
+    tp = a[_T_P] if a[_T_N] <= b[_T_N] else b[_T_P]
+    sp = a[_S_P] if a[_S_C] >= b[_S_C] else b[_S_P]
+    return (max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3]), min(a[4], b[4]),
+            max(a[5], b[5]), vp, tp, sp)
+
+
+def _advance(e: tuple, kind: str | None, cycles: int) -> tuple | None:
+    vc, vn, tc, tn, tnv, sc, vp, tp, sp = e
+    vn += kind == "valu"
+    if vn >= VALU_MAX or vc <= cycles:
+        vn, vc, vp = VALU_MAX, 0, -1
+    else:
+        vc -= cycles
+    tn += kind == "trans"
+    tnv += kind == "valu"
+    if tn >= TRANS_MAX or tc <= cycles:
+        tn, tnv, tc, tp = TRANS_MAX, VALU_MAX, 0, -1
+    else:
+        tc -= cycles
+    if sc <= cycles:
+        sc, sp = 0, -1
+    else:
+        sc -= cycles
+    if vc == 0 and tc == 0 and sc == 0:
+        return None
+    return (vc, vn, tc, tn, tnv, sc, vp, tp, sp)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An ALU instruction that reads a result its ``s_delay_alu`` hints do not wait for."""
+
+    consumer: int  # instruction index
+    producer: int  # instruction index of the (most recent) producer
+    reg: str
+    need: Dep  # the wait it calls for
+    stall: int  # cycles the SIMD stalls when nothing covers it
+
+
+def _waits_for_valu(ins) -> bool:
+    if ins.klass in _WAITS_FOR_VALU:
+        return True
+    if ins.opcode in ("s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64"):
+        return True
+    return ins.opcode == "s_waitcnt_depctr" and "va_vdst(0)" in ins.text().replace(" ", "")
+
+
+def _declared(instrs, block) -> dict[int, list[Dep]]:
+    """{instruction index: the dependencies s_delay_alu lines of the block declare for it}."""
+    out: dict[int, list[Dep]] = {}
+    idx = list(block.indices()) if hasattr(block, "indices") else list(range(block.first, block.last))
+    for k, i in enumerate(idx):
+        if instrs[i].opcode != "s_delay_alu":
+            continue
+        real = [j for j in idx[k + 1:] if instrs[j].opcode != "s_delay_alu"]
+        for offset, dep in decode(instrs[i]):
+            if offset <= len(real):
+                out.setdefault(real[offset - 1], []).append(dep)
+    return out
+
+
+def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
+    """The waits ``info`` calls for that ``declared`` does not give: [(dependency, stall cycles)]."""
+    vc, vn, tc, tn, tnv, sc = info[:6]
+    valu = [d.n for d in declared if d.kind == "valu"]
+    trans = [d.n for d in declared if d.kind == "trans"]
+    salu = [d.n for d in declared if d.kind == "salu"]
+    missing = []
+    # counts include the producer itself: 1 is the instruction just before
+    trans_ok = tn >= TRANS_MAX or any(n <= tn for n in trans)
+    if tn < TRANS_MAX and not trans_ok:
+        missing.append((Dep("trans", tn), tc))
+    if vn < VALU_MAX and not any(n <= vn for n in valu):
+        # a wait on a transcendental instruction issued after this VALU covers it as well
+        if not (trans and tn < TRANS_MAX and trans_ok and tnv < vn):
+            missing.append((Dep("valu", vn), vc))
+    if sc and not any(n >= min(sc, SALU_CYCLES_MAX) for n in salu):
+        missing.append((Dep("salu", min(sc, SALU_CYCLES_MAX)), sc))
+    return missing
+
+
+def _run_block(instrs, block, state: dict, declared: dict, timing: Timing, found: list | None) -> dict:
+    state = dict(state)
+    for i in range(block.first, block.last):
+        ins = instrs[i]
+        if ins.opaque:
+            state = {}
+            continue
+        kind = alu_kind(ins)
+        if _waits_for_valu(ins):
+            state = {}
+        elif kind is not None:
+            merged, regs = None, {}
+            for r in sorted(explicit_reads(ins)):
+                e = state.pop(r, None)
+                if e is None:
+                    continue
+                merged = e if merged is None else _merge(merged, e)
+                for k, at in (("valu", _V_P), ("trans", _T_P), ("salu", _S_P)):
+                    if e[at] >= 0 and e[at] == merged[at]:
+                        regs[k] = (r, e[at])
+            if merged is not None and found is not None:
+                for dep, stall in _covered(merged, declared.get(i, [])):
+                    reg, producer = regs.get(dep.kind, ("", -1))
+                    found.append(Pending(i, producer, reg, dep, max(1, stall)))
+        if kind is not None:
+            lat = result_latency(ins, timing)
+            if kind == "valu":
+                entry = (lat, 0, 0, TRANS_MAX, VALU_MAX, 0, i, -1, -1)
+            elif kind == "trans":
+                entry = (0, VALU_MAX, lat, 0, 0, 0, -1, i, -1)
+            else:
+                entry = (0, VALU_MAX, 0, TRANS_MAX, VALU_MAX, min(lat, SALU_CYCLES_MAX + 1), -1, -1, i)
+            for r in explicit_writes(ins):
+                state[r] = entry
+        cycles = issue_cycles(ins)
+        if cycles or kind is not None:
+            nxt = {}
+            for r, e in state.items():
+                a = _advance(e, kind, cycles)
+                if a is not None:
+                    nxt[r] = a
+            state = nxt
+    return state
+
+
+def _merge_states(states) -> dict:
+    out: dict = {}
+    for s in states:
+        for r, e in s.items():
+            cur = out.get(r)
+            out[r] = e if cur is None else _merge(cur, e)
+    return out
+
+
+def pending_dependencies(analysis) -> list[Pending]:
+    """Every ALU instruction of the analysed file that reads a result no ``s_delay_alu`` before it
+    waits for, in instruction order (one entry per missing wait). Computed once per analysis."""
+    cached = analysis.__dict__.get("_alu_pending")
+    if cached is None:
+        cached = analysis.__dict__["_alu_pending"] = pending_in(analysis.program, analysis.cfg)
+    return cached
+
+
+def pending_in(program, cfg, timing: Timing | None = None, hints: bool = True) -> list[Pending]:
+    """:func:`pending_dependencies` of ``program`` over its control-flow graph ``cfg``; with ``hints``
+    False, every dependency that calls for a wait, whatever the ``s_delay_alu`` lines say (hints do
+    not change what is in flight, only who waits for it)."""
+    t = timing or Timing()
+    instrs = program.instrs
+    blocks = cfg.blocks
+    declared = [_declared(instrs, b) if hints else {} for b in blocks]
+    exit_state: list[dict] = [{} for _ in blocks]
+    work = deque(b.id for b in blocks)
+    queued = set(work)
+    rounds, limit = 0, 8 * len(blocks) + 16
+    while work and rounds < limit:  # entries die within a few instructions: this settles fast
+        rounds += 1
+        b = work.popleft()
+        queued.discard(b)
+        blk = blocks[b]
+        out = _run_block(instrs, blk, _merge_states(exit_state[p] for p in blk.preds), declared[b], t, None)
+        if out != exit_state[b]:
+            exit_state[b] = out
+            for s in blk.succs:
+                if s not in queued:
+                    queued.add(s)
+                    work.append(s)
+    found: list[Pending] = []
+    for blk in blocks:
+        _run_block(instrs, blk, _merge_states(exit_state[p] for p in blk.preds), declared[blk.id], t, found)
+    found.sort(key=lambda p: (p.consumer, p.need.kind))
+    return found
+
+
+def strongest(deps) -> list[Dep]:
+    """The waits one ``s_delay_alu`` writes for an instruction needing ``deps``: the closest of each
+    kind, at most two (a transcendental one, a VALU one, else an SALU one - LLVM's order, which drops
+    the SALU wait when all three are needed)."""
+    best: dict[str, Dep] = {}
+    for d in deps:
+        cur = best.get(d.kind)
+        if cur is None or (d.kind in ("valu", "trans") and d.n < cur.n) or (d.kind in ("salu", "fma") and d.n > cur.n):
+            best[d.kind] = d
+    return [best[k] for k in ("trans", "valu", "salu", "fma") if k in best][:2]
+
