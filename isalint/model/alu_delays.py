@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
 
-from ..hw.timing import QUARTER_RATE_OPCODES, Timing
+from ..hw import latency as _default
+from ..hw.latency import QUARTER_RATE_OPCODES
+from ..records import FrozenRecord
 
 ID_NAMES = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
             "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3")
@@ -48,13 +49,18 @@ _IMPLICIT = frozenset({"vcc", "vcc_lo", "vcc_hi", "exec", "exec_lo", "exec_hi", 
 _WAITS_FOR_VALU = ("lds", "vmem_load", "vmem_store", "vmem_atomic", "scratch_load", "scratch_store", "export")
 
 
-@dataclass(frozen=True)
-class Dep:
+class Dep(FrozenRecord):
     """One dependency an ``s_delay_alu`` names: ``n`` instructions of ``kind`` back (valu, trans),
     or ``n`` cycles (salu, fma)."""
 
     kind: str
     n: int
+
+    __slots__ = _fields = ("kind", "n")
+
+    def __init__(self, kind: str, n: int):
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "n", n)
 
     @property
     def id(self) -> int:
@@ -134,18 +140,23 @@ def _base(mnemonic: str) -> str:
     return mnemonic
 
 
-def result_latency(ins, timing: Timing) -> int:
-    """Cycles from issue until an ALU instruction's register results can be read."""
+def result_latency(ins, timing=_default) -> int:
+    """Cycles from issue until an ALU instruction's register results can be read (``timing``: an
+    :class:`isalint.hw.timing.Timing`, or by default LLVM's numbers, :mod:`isalint.hw.latency`)."""
     if ins.klass == "trans":
-        return timing.trans_latency
+        return _lat(timing, "trans_latency")
     if ins.klass == "salu":
-        return timing.salu_latency
+        return _lat(timing, "salu_latency")
     if _base(ins.opcode) in QUARTER_RATE_OPCODES:
-        return timing.quarter_rate_latency
+        return _lat(timing, "quarter_rate_latency")
     if any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
            for st in ins.slots for s in st):
-        return timing.valu64_latency
-    return timing.valu_latency
+        return _lat(timing, "valu64_latency")
+    return _lat(timing, "valu_latency")
+
+
+def _lat(timing, name: str) -> int:
+    return getattr(timing, name) if timing is not _default else getattr(_default, name.upper())
 
 
 def issue_cycles(ins) -> int:
@@ -182,30 +193,7 @@ def _merge(a: tuple, b: tuple) -> tuple:
             max(a[5], b[5]), vp, tp, sp)
 
 
-def _advance(e: tuple, kind: str | None, cycles: int) -> tuple | None:
-    vc, vn, tc, tn, tnv, sc, vp, tp, sp = e
-    vn += kind == "valu"
-    if vn >= VALU_MAX or vc <= cycles:
-        vn, vc, vp = VALU_MAX, 0, -1
-    else:
-        vc -= cycles
-    tn += kind == "trans"
-    tnv += kind == "valu"
-    if tn >= TRANS_MAX or tc <= cycles:
-        tn, tnv, tc, tp = TRANS_MAX, VALU_MAX, 0, -1
-    else:
-        tc -= cycles
-    if sc <= cycles:
-        sc, sp = 0, -1
-    else:
-        sc -= cycles
-    if vc == 0 and tc == 0 and sc == 0:
-        return None
-    return (vc, vn, tc, tn, tnv, sc, vp, tp, sp)
-
-
-@dataclass(frozen=True)
-class Pending:
+class Pending(FrozenRecord):
     """An ALU instruction that reads a result its ``s_delay_alu`` hints do not wait for."""
 
     consumer: int  # instruction index
@@ -213,6 +201,16 @@ class Pending:
     reg: str
     need: Dep  # the wait it calls for
     stall: int  # cycles the SIMD stalls when nothing covers it
+
+    __slots__ = _fields = ("consumer", "producer", "reg", "need", "stall")
+
+    def __init__(self, consumer: int, producer: int, reg: str, need: Dep, stall: int):
+        setattr_ = object.__setattr__
+        setattr_(self, "consumer", consumer)
+        setattr_(self, "producer", producer)
+        setattr_(self, "reg", reg)
+        setattr_(self, "need", need)
+        setattr_(self, "stall", stall)
 
 
 def _waits_for_valu(ins) -> bool:
@@ -226,15 +224,78 @@ def _waits_for_valu(ins) -> bool:
 def _declared(instrs, block) -> dict[int, list[Dep]]:
     """{instruction index: the dependencies s_delay_alu lines of the block declare for it}."""
     out: dict[int, list[Dep]] = {}
-    idx = list(block.indices()) if hasattr(block, "indices") else list(range(block.first, block.last))
-    for k, i in enumerate(idx):
-        if instrs[i].opcode != "s_delay_alu":
-            continue
-        real = [j for j in idx[k + 1:] if instrs[j].opcode != "s_delay_alu"]
-        for offset, dep in decode(instrs[i]):
-            if offset <= len(real):
-                out.setdefault(real[offset - 1], []).append(dep)
+    idx = range(block.first, block.last)
+    hints = [i for i in idx if instrs[i].opcode == "s_delay_alu"]
+    if not hints:
+        return out
+    real = [i for i in idx if instrs[i].opcode != "s_delay_alu"]
+    pos = 0  # real[pos] is the first real instruction after the hint
+    decoded: dict[str, list] = {}
+    for h in hints:
+        while pos < len(real) and real[pos] < h:
+            pos += 1
+        code = instrs[h].line.text
+        deps = decoded.get(code)
+        if deps is None:
+            deps = decoded[code] = decode(instrs[h])
+        for offset, dep in deps:
+            if pos + offset - 1 < len(real):
+                out.setdefault(real[pos + offset - 1], []).append(dep)
     return out
+
+
+class _Declared:
+    """What the ``s_delay_alu`` lines before an instruction declare for it, looked up when asked (an
+    ``s_delay_alu`` reaches at most 6 instructions on, so a short look back suffices)."""
+
+    __slots__ = ("instrs", "first", "_decoded")
+
+    def __init__(self, instrs, first: int):
+        self.instrs = instrs
+        self.first = first  # the block's first instruction: hints do not reach across blocks
+        self._decoded: dict[str, list] = {}
+
+    def get(self, i: int, default=()) -> list[Dep]:
+        instrs, out = self.instrs, []
+        real_before = 0  # real instructions between a hint and instruction i
+        j = i - 1
+        while j >= self.first and real_before <= len(SKIP_NAMES):
+            ins = instrs[j]
+            if ins.opcode == "s_delay_alu":
+                code = ins.line.text
+                deps = self._decoded.get(code)
+                if deps is None:
+                    deps = self._decoded[code] = decode(ins)
+                out.extend(dep for offset, dep in deps if offset == real_before + 1)
+            else:
+                real_before += 1
+            j -= 1
+        return out or default
+
+
+def _facts(instrs, timing) -> list[tuple]:
+    """What the walk needs of each instruction, worked out once per distinct instruction text: (kind,
+    explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
+    opaque)."""
+    by_text: dict[str, tuple] = {}
+    out = []
+    for ins in instrs:
+        key = ins.line.text
+        f = by_text.get(key)
+        if f is None:
+            f = by_text[key] = _work_out(ins, timing)
+        out.append(f)
+    return out
+
+
+def _work_out(ins, timing) -> tuple:
+    if ins.opaque:
+        return (None, (), (), 0, 1, False, True)
+    kind = alu_kind(ins)
+    if kind is None:
+        return (None, (), (), 0, issue_cycles(ins), _waits_for_valu(ins), False)
+    return (kind, tuple(sorted(explicit_reads(ins))), tuple(explicit_writes(ins)), result_latency(ins, timing),
+            issue_cycles(ins), False, False)
 
 
 def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
@@ -257,49 +318,94 @@ def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
     return missing
 
 
-def _run_block(instrs, block, state: dict, declared: dict, timing: Timing, found: list | None) -> dict:
-    state = dict(state)
+def _run_block(facts: list, block, entry: dict, declared: dict, found: list) -> dict:
+    """Walk one block from the pending results at its entry (relative form, as :func:`_merge`
+    keeps them) to those at its exit; ``found`` gets the uncovered reads.
+
+    Inside the block a result is kept against the block's own clocks - cycles issued, VALU and
+    transcendental instructions issued - so that an instruction touches only the registers it
+    reads and writes: (valu ready, valu count at issue, trans ready, trans count at issue, valu
+    count at the trans issue, salu ready, producers)."""
+    now = vcount = tcount = 0
+    state: dict = {}
+    for r, e in entry.items():
+        vc, vn, tc, tn, tnv, sc, vp, tp, sp = e
+        state[r] = (vc, -vn, tc, -tn, -tnv, sc, vp, tp, sp)
+    pop = state.pop
     for i in range(block.first, block.last):
-        ins = instrs[i]
-        if ins.opaque:
+        kind, reads, writes, lat, cycles, waits, opaque = facts[i]
+        if waits or opaque:
             state = {}
-            continue
-        kind = alu_kind(ins)
-        if _waits_for_valu(ins):
-            state = {}
-        elif kind is not None:
-            merged, regs = None, {}
-            for r in sorted(explicit_reads(ins)):
-                e = state.pop(r, None)
-                if e is None:
-                    continue
-                merged = e if merged is None else _merge(merged, e)
-                for k, at in (("valu", _V_P), ("trans", _T_P), ("salu", _S_P)):
-                    if e[at] >= 0 and e[at] == merged[at]:
-                        regs[k] = (r, e[at])
-            if merged is not None and found is not None:
-                for dep, stall in _covered(merged, declared.get(i, [])):
-                    reg, producer = regs.get(dep.kind, ("", -1))
-                    found.append(Pending(i, producer, reg, dep, max(1, stall)))
-        if kind is not None:
-            lat = result_latency(ins, timing)
+            pop = state.pop
+        elif reads and state:
+            popped = None
+            for r in reads:
+                a = pop(r, None)
+                # a result whose every latency has run out is complete, however few instructions ago
+                if a is not None and (a[0] > now or a[2] > now or a[5] > now):
+                    if popped is None:
+                        popped = []
+                    popped.append((r, a))
+            if popped is not None:
+                _check_reads(i, popped, now, vcount, tcount, declared.get(i, ()), found)
+        if writes:
+            # issued at ``now``; the counts include the producer itself once it has issued
             if kind == "valu":
-                entry = (lat, 0, 0, TRANS_MAX, VALU_MAX, 0, i, -1, -1)
+                entry_abs = (now + lat, vcount, 0, -TRANS_MAX, -VALU_MAX, 0, i, -1, -1)
             elif kind == "trans":
-                entry = (0, VALU_MAX, lat, 0, 0, 0, -1, i, -1)
+                entry_abs = (0, -VALU_MAX, now + lat, tcount, vcount, 0, -1, i, -1)
             else:
-                entry = (0, VALU_MAX, 0, TRANS_MAX, VALU_MAX, min(lat, SALU_CYCLES_MAX + 1), -1, -1, i)
-            for r in explicit_writes(ins):
-                state[r] = entry
-        cycles = issue_cycles(ins)
-        if cycles or kind is not None:
-            nxt = {}
-            for r, e in state.items():
-                a = _advance(e, kind, cycles)
-                if a is not None:
-                    nxt[r] = a
-            state = nxt
-    return state
+                entry_abs = (0, -VALU_MAX, 0, -TRANS_MAX, -VALU_MAX, now + min(lat, SALU_CYCLES_MAX + 1), -1, -1, i)
+            for r in writes:
+                state[r] = entry_abs
+        now += cycles
+        if kind is not None:
+            if kind == "valu":
+                vcount += 1
+            elif kind == "trans":
+                tcount += 1
+    out = {}
+    for r, a in state.items():
+        if a[0] > now or a[2] > now or a[5] > now:
+            e = _relative(a, now, vcount, tcount)
+            if e is not None:
+                out[r] = e
+    return out
+
+
+def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
+    merged, kept = None, []
+    for r, a in popped:
+        e = _relative(a, now, vcount, tcount)
+        if e is not None:
+            merged = e if merged is None else _merge(merged, e)
+            kept.append((r, e))
+    if merged is None:
+        return
+    missing = _covered(merged, declared)
+    if not missing:
+        return
+    for dep, stall in missing:
+        at = {"valu": _V_P, "trans": _T_P, "salu": _S_P}[dep.kind]
+        reg = next((r for r, e in kept if e[at] >= 0 and e[at] == merged[at]), "")
+        found.append(Pending(i, merged[at], reg, dep, max(1, stall)))
+
+
+def _relative(a: tuple, now: int, vcount: int, tcount: int) -> tuple | None:
+    """An absolute entry as (cycles left, instructions since) at this point, or None when done."""
+    v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp = a
+    vc, vn = v_ready - now, vcount - v_at
+    if vn >= VALU_MAX or vc <= 0:
+        vc, vn, vp = 0, VALU_MAX, -1
+    tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
+    if tn >= TRANS_MAX or tc <= 0:
+        tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
+    sc = s_ready - now
+    if sc <= 0:
+        sc, sp = 0, -1
+    if vc == 0 and tc == 0 and sc == 0:
+        return None
+    return (vc, vn, tc, tn, tnv, sc, vp, tp, sp)
 
 
 def _merge_states(states) -> dict:
@@ -320,15 +426,17 @@ def pending_dependencies(analysis) -> list[Pending]:
     return cached
 
 
-def pending_in(program, cfg, timing: Timing | None = None, hints: bool = True) -> list[Pending]:
+def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     """:func:`pending_dependencies` of ``program`` over its control-flow graph ``cfg``; with ``hints``
     False, every dependency that calls for a wait, whatever the ``s_delay_alu`` lines say (hints do
     not change what is in flight, only who waits for it)."""
-    t = timing or Timing()
+    t = timing if timing is not None else _default
     instrs = program.instrs
     blocks = cfg.blocks
-    declared = [_declared(instrs, b) if hints else {} for b in blocks]
+    facts = _facts(instrs, t)
+    declared = [_Declared(instrs, b.first) if hints else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
+    found_in: list[list[Pending]] = [[] for _ in blocks]
     work = deque(b.id for b in blocks)
     queued = set(work)
     rounds, limit = 0, 8 * len(blocks) + 16
@@ -337,16 +445,17 @@ def pending_in(program, cfg, timing: Timing | None = None, hints: bool = True) -
         b = work.popleft()
         queued.discard(b)
         blk = blocks[b]
-        out = _run_block(instrs, blk, _merge_states(exit_state[p] for p in blk.preds), declared[b], t, None)
+        # each run of a block starts from the latest state of its predecessors, so the findings of
+        # its last run are those of the settled state
+        found_in[b] = []
+        out = _run_block(facts, blk, _merge_states(exit_state[p] for p in blk.preds), declared[b], found_in[b])
         if out != exit_state[b]:
             exit_state[b] = out
             for s in blk.succs:
                 if s not in queued:
                     queued.add(s)
                     work.append(s)
-    found: list[Pending] = []
-    for blk in blocks:
-        _run_block(instrs, blk, _merge_states(exit_state[p] for p in blk.preds), declared[blk.id], t, found)
+    found = [p for f in found_in for p in f]
     found.sort(key=lambda p: (p.consumer, p.need.kind))
     return found
 

@@ -1,0 +1,18 @@
+"""Result latencies of the gfx11 ALU pipelines, as LLVM's ``GFX11SpeedModel`` (``SISchedule.td``)
+schedules gfx11 code with them, in cycles from issue until a result can be read.
+
+A module of plain numbers (no dataclasses), so that the check path can read them without paying
+for :mod:`isalint.hw.timing`'s imports; :class:`isalint.hw.timing.Timing` takes its defaults from here.
+"""
+from __future__ import annotations
+
+VALU_LATENCY = 5  # Write32Bit
+VALU64_LATENCY = 6  # Write64Bit: 64-bit results
+QUARTER_RATE_LATENCY = 8  # WriteQuarterRate32 / WriteIntMul
+TRANS_LATENCY = 10  # WriteTrans32
+SALU_LATENCY = 2  # WriteSALU
+
+# 32-bit integer multiplies and 64-bit integer multiply-adds run at quarter rate, their results after
+# QUARTER_RATE_LATENCY.
+QUARTER_RATE_OPCODES = frozenset({"v_mul_lo_u32", "v_mul_hi_u32", "v_mul_hi_i32", "v_mul_lo_i32", "v_mad_u64_u32",
+                                  "v_mad_i64_i32", "v_mad_u32_u16", "v_mad_i32_i16"})
