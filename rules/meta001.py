@@ -68,6 +68,7 @@ be 0").
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr, at_line
+from isalint.hw.occupancy import allocated_vgprs, vgpr_model
 from isalint.hw.registers import SGPRS, VGPRS, sgpr_blocks, vgpr_blocks
 from isalint.model.resources import (Field, KernelResources, comment_fields, descriptor_field, kernel_resources,
                                      metadata_fields)
@@ -111,9 +112,13 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                            f"v{res.max_vgpr} is used but .amdhsa_next_free_vgpr is {nfv.value}: the wave owns "
                            f"{_reg_range('v', nfv.value)}; declare {need_v}", fix=fix)
         elif nfv.value > need_v:
+            model = vgpr_model(kernel.wave_size)
+            alloc_declared, alloc_needed = allocated_vgprs(nfv.value, model), allocated_vgprs(need_v, model)
+            cost = ("the extra registers only cost occupancy" if alloc_declared > alloc_needed else
+                    f"no cost: both are allocated as {alloc_declared} (blocks of {model.granule})")
             yield at_line(path, nfv.line, CODE, "info",
                           f".amdhsa_next_free_vgpr {nfv.value} is more than the {need_v} VGPRs the code uses "
-                          f"(highest v{res.max_vgpr}); the extra registers only cost occupancy", fix=fix)
+                          f"(highest v{res.max_vgpr}); {cost}", fix=fix)
     yield from _compare(path, meta.get(".vgpr_count"), need_v, "metadata .vgpr_count", "VGPRs", low="warning",
                         why="the runtime's occupancy queries and debuggers read it")
     for key in ("NumVgprs", "NumVGPRsForWavesPerEU"):
