@@ -221,71 +221,51 @@ def _waits_for_valu(ins) -> bool:
     return ins.opcode == "s_waitcnt_depctr" and "va_vdst(0)" in ins.text().replace(" ", "")
 
 
-def _declared(instrs, block) -> dict[int, list[Dep]]:
-    """{instruction index: the dependencies s_delay_alu lines of the block declare for it}."""
-    out: dict[int, list[Dep]] = {}
-    idx = range(block.first, block.last)
-    hints = [i for i in idx if instrs[i].opcode == "s_delay_alu"]
-    if not hints:
-        return out
-    real = [i for i in idx if instrs[i].opcode != "s_delay_alu"]
-    pos = 0  # real[pos] is the first real instruction after the hint
-    decoded: dict[str, list] = {}
-    for h in hints:
-        while pos < len(real) and real[pos] < h:
-            pos += 1
-        code = instrs[h].line.text
-        deps = decoded.get(code)
-        if deps is None:
-            deps = decoded[code] = decode(instrs[h])
-        for offset, dep in deps:
-            if pos + offset - 1 < len(real):
-                out.setdefault(real[pos + offset - 1], []).append(dep)
-    return out
-
-
 class _Declared:
     """What the ``s_delay_alu`` lines before an instruction declare for it, looked up when asked (an
     ``s_delay_alu`` reaches at most 6 instructions on, so a short look back suffices)."""
 
-    __slots__ = ("instrs", "first", "_decoded")
+    __slots__ = ("hints", "first")
 
-    def __init__(self, instrs, first: int):
-        self.instrs = instrs
+    def __init__(self, hints: list, first: int):
+        self.hints = hints  # per instruction: an s_delay_alu's decoded dependencies, else None
         self.first = first  # the block's first instruction: hints do not reach across blocks
-        self._decoded: dict[str, list] = {}
 
     def get(self, i: int, default=()) -> list[Dep]:
-        instrs, out = self.instrs, []
+        hints, out = self.hints, []
         real_before = 0  # real instructions between a hint and instruction i
         j = i - 1
         while j >= self.first and real_before <= len(SKIP_NAMES):
-            ins = instrs[j]
-            if ins.opcode == "s_delay_alu":
-                code = ins.line.text
-                deps = self._decoded.get(code)
-                if deps is None:
-                    deps = self._decoded[code] = decode(ins)
-                out.extend(dep for offset, dep in deps if offset == real_before + 1)
-            else:
+            deps = hints[j]
+            if deps is None:
                 real_before += 1
+            else:
+                out.extend(dep for offset, dep in deps if offset == real_before + 1)
             j -= 1
         return out or default
 
 
-def _facts(instrs, timing) -> list[tuple]:
+def _facts(instrs, timing) -> tuple[list[tuple], list]:
     """What the walk needs of each instruction, worked out once per distinct instruction text: (kind,
     explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
-    opaque)."""
+    opaque); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
     by_text: dict[str, tuple] = {}
-    out = []
+    decoded: dict[str, list] = {}
+    out, hints = [], []
     for ins in instrs:
         key = ins.line.text
         f = by_text.get(key)
         if f is None:
             f = by_text[key] = _work_out(ins, timing)
         out.append(f)
-    return out
+        if ins.opcode == "s_delay_alu":
+            d = decoded.get(key)
+            if d is None:
+                d = decoded[key] = decode(ins)
+            hints.append(d)
+        else:
+            hints.append(None)
+    return out, hints
 
 
 def _work_out(ins, timing) -> tuple:
@@ -347,7 +327,7 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list) -> 
                         popped = []
                     popped.append((r, a))
             if popped is not None:
-                _check_reads(i, popped, now, vcount, tcount, declared.get(i, ()), found)
+                _check_reads(i, popped, now, vcount, tcount, declared, found)
         if writes:
             # issued at ``now``; the counts include the producer itself once it has issued
             if kind == "valu":
@@ -382,7 +362,7 @@ def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, decla
             kept.append((r, e))
     if merged is None:
         return
-    missing = _covered(merged, declared)
+    missing = _covered(merged, declared.get(i, ()))
     if not missing:
         return
     for dep, stall in missing:
@@ -433,8 +413,8 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     t = timing if timing is not None else _default
     instrs = program.instrs
     blocks = cfg.blocks
-    facts = _facts(instrs, t)
-    declared = [_Declared(instrs, b.first) if hints else {} for b in blocks]
+    facts, declared_by = _facts(instrs, t)
+    declared = [_Declared(declared_by, b.first) if hints else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
     found_in: list[list[Pending]] = [[] for _ in blocks]
     work = deque(b.id for b in blocks)
