@@ -18,6 +18,7 @@ import pytest
 from conftest import KERNEL5, KERNELS, assembler_or_skip
 
 from isalint.analysis import Analysis
+from isalint.model.alu_delays import pending_dependencies
 from isalint.checker import check_analysis
 from isalint.fixes import FixRefused
 from isalint.fixes import batch_gmem
@@ -300,4 +301,12 @@ def test_cli_rewrites_validates_twice_and_writes(tmp_path):
     code, _, err = run("fix", "--batch-gmem", "--max-n", MAX_N, KERNELS / "gemm_lds_padded.s", "-o", out)
     assert code == 0, err
     assert "(GEMM N=256, 384, bit-identical)" in err
-    assert out.read_text() == rewrite("gemm_lds_padded.s")[2].text
+    # the pass's output, with the s_delay_alu hints the command writes for its new address code
+    written = out.read_text()
+
+    def code(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if not ln.strip().startswith("s_delay_alu")]
+
+    assert code(written) == code(rewrite("gemm_lds_padded.s")[2].text)
+    assert written != rewrite("gemm_lds_padded.s")[2].text and "s_delay_alu for the new code" in err
+    assert pending_dependencies(Analysis.from_source(parse_text(written, str(out)))) == []

@@ -19,6 +19,7 @@ import pytest
 
 from isalint.hw.vgpr_banks import simulate
 from isalint.analysis import Analysis
+from isalint.model.alu_delays import pending_dependencies
 from isalint.fixes import FixRefused
 from isalint.fixes import dual_fmac, unroll
 from isalint.fixes.unroll.hints import Dep, body_delays
@@ -161,7 +162,14 @@ def test_kernel5_pipeline_on_the_command_line_validates_equal(tmp_path):
         run = subprocess.run([sys.executable, "-m", "isalint", "fix", *args], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
     assert "unroll: loop .LBB0_9: 8 iterations (s14 from 0 by 512), fully unrolled" in run.stderr
-    assert k7.read_text() == pipeline(str(KERNEL5), dual=True)[1]
+    # the passes' own output, and besides, the s_delay_alu hints the command writes for their new code
+    out = k7.read_text()
+
+    def code(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if not ln.strip().startswith("s_delay_alu")]
+
+    assert code(out) == code(pipeline(str(KERNEL5), dual=True)[1])
+    assert pending_dependencies(Analysis.from_source(parse_text(out, str(k7)))) == []
     run = subprocess.run([sys.executable, "-m", "isalint", "validate", str(KERNEL5), str(k7), "--gemm", "256"],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "EQUAL" in run.stdout, run.stdout + run.stderr

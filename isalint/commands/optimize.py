@@ -75,7 +75,9 @@ def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int |
         if result.text == text:
             out.append(StepOutcome(step, False, "skipped: nothing to change", text))
             continue
-        text = result.text
+        from ..fixes.toolkit.pipeline import finish_pass
+
+        text, _ = finish_pass(module, text, result.text, path)
         analysis = Analysis.from_source(parse_text(text, path))
         first = (result.summary or "").strip().splitlines()
         out.append(StepOutcome(step, True, first[0] if first else "applied", text,

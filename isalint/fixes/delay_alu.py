@@ -8,6 +8,8 @@ missing hint left; it is then validated like every rewrite (the hints change no 
 from __future__ import annotations
 
 from . import FixRefused, FixResult
+
+WRITES_HINTS = True  # the pipeline's finishing step (hints for a pass's new code) is this pass itself
 from .toolkit.edits import Edits
 from .toolkit.hints import add_missing_delays
 from .toolkit.verify import reparse

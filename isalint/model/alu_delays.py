@@ -186,8 +186,9 @@ _V_C, _V_N, _T_C, _T_N, _T_NV, _S_C, _V_P, _T_P, _S_P = range(9)
 
 
 def _merge(a: tuple, b: tuple) -> tuple:
-    vp = a[_V_P] if a[_V_N] <= b[_V_N] else b[_V_P]
-    tp = a[_T_P] if a[_T_N] <= b[_T_N] else b[_T_P]
+    # the producer named is the one that binds: the closest, and at equal distance the slower
+    vp = a[_V_P] if (a[_V_N], -a[_V_C]) <= (b[_V_N], -b[_V_C]) else b[_V_P]
+    tp = a[_T_P] if (a[_T_N], -a[_T_C]) <= (b[_T_N], -b[_T_C]) else b[_T_P]
     sp = a[_S_P] if a[_S_C] >= b[_S_C] else b[_S_P]
     return (max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3]), min(a[4], b[4]),
             max(a[5], b[5]), vp, tp, sp)

@@ -12,11 +12,14 @@ from ...model.alu_delays import SKIP_NAMES, encode, pending_dependencies, pendin
 from .edits import Edits, indent_of
 
 
-def add_missing_delays(analysis) -> tuple[str | None, list[str]]:
+def add_missing_delays(analysis, only=None) -> tuple[str | None, list[str]]:
     """The file with every missing ``s_delay_alu`` written, and what was done; ``(None, [])`` when
-    nothing is missing."""
+    nothing is missing. ``only(pending) -> bool`` limits the rewrite to the blocks of some of the
+    missing hints (:class:`isalint.model.alu_delays.Pending`)."""
     program, cfg = analysis.program, analysis.cfg
     missing = pending_dependencies(analysis)
+    if only is not None:
+        missing = [p for p in missing if only(p)]
     if not missing:
         return None, []
     instrs = program.instrs
@@ -67,4 +70,23 @@ def _write_block(edits: Edits, instrs, block, needs: dict) -> int:
     for i, text in lines.items():
         edits.insert_before(i, [text])
     return len(lines)
+
+
+def hint_new_code(before_text: str, after) -> tuple[str | None, list[str]]:
+    """A pass's output with the hints its new code lacks: a missing hint is written (with the others
+    of its block) when its instruction's block or the instruction it waits for holds a line the input
+    does not have, so what was missing in code the pass left alone stays as it was (``fix
+    --delay-alu`` is there for that)."""
+    old_lines = set(before_text.splitlines())
+    instrs, cfg = after.program.instrs, after.cfg
+
+    def new(i: int) -> bool:
+        return i >= 0 and instrs[i].line.text not in old_lines
+
+    def involves_new_code(p) -> bool:
+        block = cfg.blocks[cfg.block_of[p.consumer]]
+        return new(p.producer) or any(new(i) for i in block.indices())
+
+    text, notes = add_missing_delays(after, only=involves_new_code)
+    return text, [f"s_delay_alu for the new code: {n}" for n in notes]
 

@@ -48,11 +48,25 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
             result = module.apply(analysis, options)
         except FixRefused as exc:
             return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.sizes)
-        out.text = result.text
-        out.summaries.append(result.summary)
+        before = analysis.program.source.render()
+        text, notes = finish_pass(module, before, result.text, path)
+        out.text = text
+        out.summaries.append("\n".join([result.summary, *notes]) if notes else result.summary)
         if n < len(names) - 1:
             analysis = Analysis.from_source(parse_text(out.text, path))
     return out
+
+
+def finish_pass(module, before: str, text: str, path: str) -> tuple[str, list[str]]:
+    """What every code-changing pass's output gets: the ``s_delay_alu`` hints its new code lacks
+    (:func:`isalint.fixes.toolkit.hints.hint_new_code`). Returns the text and what was done."""
+    if getattr(module, "ONLY_METADATA", False) or getattr(module, "WRITES_HINTS", False) or text == before:
+        return text, []
+    from .hints import hint_new_code
+    from .verify import reparse
+
+    hinted, notes = hint_new_code(before, reparse(text, path))
+    return (hinted, notes) if hinted is not None else (text, [])
 
 
 def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
