@@ -119,6 +119,45 @@ def test_a_dependency_no_s_delay_alu_names_stalls_the_whole_simd():
     assert bare.cycles >= 5 * per_wave_chain * trips
 
 
+def _wmmas(count: int, chained: bool) -> str:
+    """``count`` WMMAs: each into its own accumulator, or all into one (D of each is C of the next)."""
+    out = []
+    for k in range(count):
+        d = 0 if chained else 8 * k
+        out.append(f"\tv_wmma_f32_16x16x16_f16 v[{d}:{d + 7}], v[100:107], v[108:115], v[{d}:{d + 7}]")
+    return "\n".join(out)
+
+
+def test_a_wmma_keeps_the_simd_for_its_32_cycles():
+    trips, count = 50, 8
+    one = run(kernel(_wmmas(count, chained=False), trips), waves=1)
+    four = run(kernel(_wmmas(count, chained=False), trips), waves=4)
+    # independent WMMAs: one wave issues them back to back, each holding the matrix path wmma_cycles (the
+    # time ends when the last one issues)
+    assert (count * trips - 1) * T.wmma_cycles <= one.cycles <= 1.1 * count * T.wmma_cycles * trips
+    assert one.causes["bank_stall"] == 0
+    # four waves share the one matrix path: four times the work, four times the time
+    assert four.cycles == pytest.approx(4 * one.cycles, rel=0.05)
+    # an accumulation chain waits for each D: no faster than the independent ones, and not slower either
+    chained = run(kernel(_wmmas(count, chained=True), trips), waves=1)
+    assert chained.cycles == pytest.approx(one.cycles, rel=0.05)
+
+
+def test_a_wmma_kernel_is_held_to_the_matrix_peak():
+    path = KERNELS / "gemm_wmma_f16.s"
+    analysis = Analysis.from_source(parse_text(path.read_text(), str(path)))
+    from isalint.validate.gemm import geometry
+
+    geo = geometry(str(path), 1024)
+    est = estimate(analysis.program, 1024, geo.grid, geo.block, abi=geo.abi)
+    assert est.matrix and est.peak_flops == T.peak_matrix_flops == 2 * T.peak_flops
+    assert est.to_json()["peak"] == "FP16 matrix (WMMA)"
+    # each wave computes one 16x16 tile of C with N/16 WMMAs; a SIMD runs its share of the waves
+    waves = geo.grid[0] * geo.grid[1] * geo.grid[2] * (geo.block[0] * geo.block[1] * geo.block[2] // 32)
+    assert est.cycles >= waves / T.simds * (1024 // 16) * T.wmma_cycles
+    assert 0 < est.tflops < est.peak_flops / 1e12
+
+
 def _vopd_block(conflict: bool, count: int = 64) -> str:
     lines = []
     for i in range(count):

@@ -82,7 +82,7 @@ def render(est) -> str:
         f"grid {'x'.join(map(str, est.grid))}, "
         f"block {'x'.join(map(str, est.block))}",
         f"  predicted   {est.predicted_ms:.3f} ms"
-        + (f", {est.tflops:.1f} TFLOP/s (peak {est.timing.peak_flops / 1e12:.1f})" if est.tflops else ""),
+        + (f", {est.tflops:.1f} TFLOP/s (peak {est.peak_flops / 1e12:.1f}{' FP16 matrix' if est.matrix else ''})" if est.tflops else ""),
         f"  occupancy   {est.occupancy_waves:g} waves per SIMD: {r.groups_per_unit} workgroup(s) of "
         f"{r.waves_per_group} waves per {unit} ({'WGP' if r.wgp_mode else 'CU'} mode), limited by {r.limit} "
         f"({r.vgprs} VGPRs allocated as {r.allocated_vgprs}: {r.waves_by_vgprs} waves per SIMD)",

@@ -155,6 +155,9 @@ class CostModel:
             latency = result_latency(ins, t)
             if klass != "trans" and base in _QUARTER:
                 occupy = max(occupy, float(t.quarter_rate_cycles))
+            elif base.startswith("v_wmma_"):
+                # the matrix path reads its operands its own way: the VALU bank model does not apply
+                occupy, latency, stall = t.wmma_cycles, t.wmma_cycles, 0
             return Cost(VALU, occupy, t.bank_stall_exposure * stall, latency, reads, tuple(ins.defs), fma=_fmas(ins))
         if klass == "salu":
             return Cost(SALU, latency=t.salu_latency, reads=reads, writes=tuple(ins.defs))

@@ -119,6 +119,11 @@ class Estimate:
     abi: str = "gemm"
     mix: Mix = field(default_factory=Mix)
     sgprs: int | None = None
+    matrix: bool = False  # the kernel computes with WMMA: its peak is the matrix path's
+
+    @property
+    def peak_flops(self) -> float:
+        return self.timing.peak_matrix_flops if self.matrix else self.timing.peak_flops
 
     @property
     def predicted_ms(self) -> float:
@@ -154,7 +159,8 @@ class Estimate:
             "block": list(self.block),
             "predicted_ms": round(self.predicted_ms, 4),
             "tflops": None if self.tflops is None else round(self.tflops, 3),
-            "peak_tflops": round(self.timing.peak_flops / 1e12, 2),
+            "peak_tflops": round(self.peak_flops / 1e12, 2),
+            "peak": "FP16 matrix (WMMA)" if self.matrix else "FP32 (dual-issue FMA)",
             "occupancy_waves": r.waves_per_simd,
             "occupancy": {
                 "workgroups_per_unit": r.groups_per_unit, "unit": "WGP" if r.wgp_mode else "CU",
@@ -258,6 +264,8 @@ def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None
                    tr.instructions, abi, _mix(tr.blocks, cfg, program, costs))
     sgprs = (kernel.metadata or {}).get(".sgpr_count")
     est.sgprs = int(sgprs) if sgprs is not None else None
+    last_index = getattr(kernel, "last", len(program.instrs))
+    est.matrix = any(program.instrs[i].opcode.startswith("v_wmma_") for i in range(kernel.first, last_index))
     if est.cycles / timing.clock_hz * 1e3 < dram_ms:
         notes.append("bound by DRAM bandwidth: reading A, B and C and writing C once takes longer than the "
                      "simulated SIMD time")

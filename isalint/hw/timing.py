@@ -39,6 +39,7 @@ class Timing:
     quarter_rate_cycles: int = 4
     quarter_rate_latency: int = latency.QUARTER_RATE_LATENCY
     trans_latency: int = latency.TRANS_LATENCY
+    wmma_cycles: int = 32
     bank_stall_exposure: float = 0.45
     issue_per_cycle: int = 1
     # -- issue, scalar unit and control flow -------------------------------------------------------------
@@ -66,6 +67,11 @@ class Timing:
         """FP32 FMA peak: 2 VALUs x 32 lanes x 2 FLOP per SIMD per cycle (dual issue)."""
         return self.clock_hz * self.simds * 128
 
+    @property
+    def peak_matrix_flops(self) -> float:
+        """WMMA peak: a 16x16x16 multiply-accumulate (8,192 FLOP) per ``wmma_cycles`` per SIMD."""
+        return self.clock_hz * self.simds * 2 * 16 * 16 * 16 / self.wmma_cycles
+
     def with_(self, **changes) -> Timing:
         return replace(self, **changes)
 
@@ -90,6 +96,10 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                                                     "VALU 4 cycles (quarter rate)"),
     "quarter_rate_latency": ("cycles", "llvm", "GFX11SpeedModel WriteIntMul / WriteQuarterRate32 = 8"),
     "trans_latency": ("cycles", "llvm", "GFX11SpeedModel WriteTrans32 = 10"),
+    "wmma_cycles": ("cycles", "spec", "a wave32 v_wmma_* (16x16x16) keeps the SIMD's matrix path this long, its D "
+                                      "readable when it ends: 'a single WMMA instruction coordinates 32 clocks' "
+                                      "(AMD GPUOpen, 'How to accelerate AI applications on RDNA 3 using WMMA'); "
+                                      "512 FP16 FLOP per clock per CU, 122.9 TFLOP/s on a 7900 XTX at 2.5 GHz"),
     "bank_stall_exposure": ("fraction", "calibrated",
                             "share of a VGPR-bank stall cycle (isalint/hw/vgpr_banks.py) the SIMD's VALU loses. "
                             "Fitted to an RGP observation, not to a run time: reference kernel 5's FMA block "
