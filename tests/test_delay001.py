@@ -162,3 +162,33 @@ def test_fix_leaves_no_missing_hint_after_random_hand_edits(seed):
     after = _analysis(fixed, str(path))
     assert pending_dependencies(after) == []
     assert _strip(fixed)[0] == _strip(text)[0]
+
+
+def test_a_hints_only_rewrite_is_validated_by_its_machine_code():
+    assembler_or_skip()
+    from isalint.fixes.toolkit.pipeline import validate
+
+    path = KERNELS / "kernel3_reg_tiling.s"
+    text = path.read_text()
+    stripped = _strip(text)[0]
+    hinted = delay_alu.apply(_analysis(stripped, str(path)), {}).text
+    assert validate(str(path), stripped, hinted, 256, hints_only=True) is None
+    # a change beyond the hints is caught, and so is a hint the assembler refuses
+    changed = hinted.replace("v_add_nc_u32_e32", "v_sub_nc_u32_e32", 1)
+    assert "beyond s_delay_alu hints" in validate(str(path), stripped, changed, 256, hints_only=True)
+    broken = hinted.replace("instid0(VALU_DEP_1)", "instid0(VALU_DEP_9)", 1)
+    assert "does not assemble" in validate(str(path), stripped, broken, 256, hints_only=True)
+
+
+def test_the_worklog_style_fixed_size_kernel_gets_its_hints_without_emulation(tmp_path):
+    """A kernel that only runs at one size (its bases built for N = 4096) cannot be emulated at 256, yet
+    its hints can be written and proven: the check is on machine code."""
+    assembler_or_skip()
+    src = tmp_path / "k.s"
+    stripped = _strip((KERNELS / "gemm_lds_padded.s").read_text())[0]
+    src.write_text(stripped)
+    out = tmp_path / "out.s"
+    proc = subprocess.run([sys.executable, "-m", "isalint", "fix", "--delay-alu", "--gemm", "100000", "-o", str(out),
+                           str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "without its s_delay_alu hints is the input's machine code byte for byte" in proc.stderr

@@ -99,14 +99,19 @@ def command(path, dual_fmac, batch_gmem, delay_alu, metadata, unroll, output, in
         sizes = list(gemm_n) or list(outcome.sizes)
         if max_n is not None and max(sizes) > max_n:
             fail(f"--gemm {max(sizes)} is larger than --max-n {max_n}")
-        for n in sizes[:1] if outcome.only_metadata else sizes:
+        by_code = outcome.only_metadata or outcome.only_hints
+        for n in sizes[:1] if by_code else sizes:
             with progress(f"validating the rewrite (GEMM N={n})") as shown:
                 verdict = validate(path, original, text, n, code_unchanged=outcome.only_metadata, grid=grid_d,
-                                   block=block_d, stage=lambda what, n=n: shown.update(f"validating N={n}: {what}"))
+                                   block=block_d, stage=lambda what, n=n: shown.update(f"validating N={n}: {what}"),
+                                   hints_only=outcome.only_hints)
             if verdict is not None:
                 click.echo(f"isalint: validation failed, nothing written: {verdict}", err=True)
                 sys.exit(1)
-        if not outcome.only_metadata:
+        if outcome.only_hints:
+            click.echo("isalint: validated: the rewrite assembles, and without its s_delay_alu hints is the "
+                       "input's machine code byte for byte", err=True)
+        elif not outcome.only_metadata:
             click.echo(f"isalint: validated: the rewrite computes what the input computes "
                        f"(GEMM N={', '.join(map(str, sizes))}, bit-identical)", err=True)
     diff = ""

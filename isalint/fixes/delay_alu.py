@@ -3,7 +3,8 @@
 The work is :func:`isalint.fixes.toolkit.hints.add_missing_delays`: in each basic block holding an
 ALU instruction that reads a result still in flight with no hint naming it, the hints are written
 again, one line before each instruction that needs a wait. The output is re-parsed and must have no
-missing hint left; it is then validated like every rewrite (the hints change no result).
+missing hint left. Validation needs no emulation: the output must assemble, and without its
+``s_delay_alu`` lines be the input's machine code byte for byte (a hint changes no result).
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ class Outcome:
     summaries: list[str] = field(default_factory=list)  # one per pass that ran
     refused: tuple[str, str] | None = None  # (pass name, reason) of the pass that refused
     only_metadata: bool = False  # every pass that ran may change metadata only
+    only_hints: bool = False  # every pass that ran changes metadata or s_delay_alu hints only, one hints
     sizes: tuple[int, ...] = (256,)  # GEMM sizes to validate at: every size a pass asks for
 
     @property
@@ -40,6 +41,8 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     out = Outcome(original, original)
     modules = [importlib.import_module(PASSES[name]) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
+    out.only_hints = not out.only_metadata and all(getattr(m, "ONLY_METADATA", False) or getattr(m, "WRITES_HINTS", False)
+                                                   for m in modules)
     # a pass whose code depends on N (strides computed at run time) asks, with VALIDATE_SIZES, for
     # more than one size
     out.sizes = tuple(sorted({n for m in modules for n in getattr(m, "VALIDATE_SIZES", (256,))}))
@@ -47,7 +50,8 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
         try:
             result = module.apply(analysis, options)
         except FixRefused as exc:
-            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.sizes)
+            return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.only_hints,
+                           out.sizes)
         before = analysis.program.source.render()
         text, notes = finish_pass(module, before, result.text, path)
         out.text = text
@@ -70,7 +74,7 @@ def finish_pass(module, before: str, text: str, path: str) -> tuple[str, list[st
 
 
 def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
-             grid=None, block=None, stage=None) -> str | None:
+             grid=None, block=None, stage=None, hints_only: bool = False) -> str | None:
     """None when the candidate is proven equal to the original, else the reason it is not.
 
     A rewrite that only changes metadata must leave the machine code byte-identical: both files are
@@ -80,6 +84,14 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
     """
     if code_unchanged:
         return _same_code(path, original, candidate)
+    if hints_only:
+        # s_delay_alu is an issue hint (RDNA3 ISA guide): the candidate must assemble as written, and
+        # without its hints be the original's machine code byte for byte
+        problem = _assembles(path, candidate)
+        if problem is not None:
+            return problem
+        return _same_code(path, without_hints(original), without_hints(candidate),
+                          "the machine code changed beyond s_delay_alu hints")
     try:
         from ...validate import equivalence
     except ImportError:
@@ -88,7 +100,28 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
                                      stage=stage)
 
 
-def _same_code(path: str, original: str, candidate: str) -> str | None:
+def _assembles(path: str, text: str) -> str | None:
+    from ...validate.toolchain import ToolchainError, find_toolchain
+
+    try:
+        tc = find_toolchain(need_linker=False)
+    except ToolchainError as exc:
+        return f"cannot assemble to check the result: {exc}"
+    with tempfile.TemporaryDirectory() as tmp:
+        result = tc.assemble(text, os.path.join(tmp, "candidate.o"), source_name=path)
+    if not result.ok:
+        first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
+        return f"the candidate does not assemble: {first}"
+    return None
+
+
+def without_hints(text: str) -> str:
+    """``text`` without its ``s_delay_alu`` lines."""
+    return "".join(ln for ln in text.splitlines(keepends=True) if not ln.lstrip().startswith("s_delay_alu"))
+
+
+def _same_code(path: str, original: str, candidate: str,
+               differs: str = "the machine code changed, but this pass may only change metadata") -> str | None:
     from ...validate.elf import section_bytes
     from ...validate.toolchain import ToolchainError, find_toolchain
 
@@ -107,7 +140,7 @@ def _same_code(path: str, original: str, candidate: str) -> str | None:
             with open(obj, "rb") as fh:
                 texts.append(section_bytes(fh.read(), ".text"))
     if texts[0] is None or texts[0] != texts[1]:
-        return "the machine code changed, but this pass may only change metadata"
+        return differs
     return None
 
 
