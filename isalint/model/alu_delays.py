@@ -170,7 +170,9 @@ def issue_cycles(ins) -> int:
 
 
 def explicit_reads(ins) -> set[str]:
-    return {r for st in ins.slots for s in st if s.role in ("use", "defuse") and s.name not in _IMPLICIT
+    # v_writelane_b32 keeps the other lanes of its destination: LLVM does not count that read
+    roles = ("use",) if ins.opcode == "v_writelane_b32" else ("use", "defuse")
+    return {r for st in ins.slots for s in st if s.role in roles and s.name not in _IMPLICIT
             for r in s.regs if r not in _IMPLICIT}
 
 
@@ -219,7 +221,12 @@ def _waits_for_valu(ins) -> bool:
         return True
     if ins.opcode in ("s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64"):
         return True
-    return ins.opcode == "s_waitcnt_depctr" and "va_vdst(0)" in ins.text().replace(" ", "")
+    if ins.opcode != "s_waitcnt_depctr":
+        return False
+    ops = ins.stmts[0].operands
+    if len(ops) == 1 and ops[0].kind == "int":
+        return (int(ops[0].value) >> 12) & 0xF == 0  # VA_VDST, bits 15:12 (LLVM AMDGPU DepCtr)
+    return "va_vdst(0)" in ins.text().replace(" ", "")
 
 
 class _Declared:
