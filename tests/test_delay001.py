@@ -114,6 +114,9 @@ def test_hints_change_the_estimate_as_the_front_end_would():
     with_hints = estimate(_analysis(text, str(path)).program, 1024, geo.grid, geo.block, abi=geo.abi)
     without = estimate(_analysis(_strip(text)[0], str(path)).program, 1024, geo.grid, geo.block, abi=geo.abi)
     assert without.predicted_ms > 1.1 * with_hints.predicted_ms
+    # and it says where the time went
+    assert with_hints.causes["unhinted"] == 0
+    assert without.fractions()["unhinted"] > 0.1
     refixed = delay_alu.apply(_analysis(_strip(text)[0], str(path)), {}).text
     again = estimate(_analysis(refixed, str(path)).program, 1024, geo.grid, geo.block, abi=geo.abi)
     assert again.predicted_ms == pytest.approx(with_hints.predicted_ms, rel=0.02)

@@ -117,6 +117,7 @@ def test_a_dependency_no_s_delay_alu_names_stalls_the_whole_simd():
     assert bare.cycles > 3 * hinted.cycles
     per_wave_chain = (n - 1) * T.valu_latency
     assert bare.cycles >= 5 * per_wave_chain * trips
+    assert hinted.causes["unhinted"] == 0 and bare.causes["unhinted"] > 0.5 * bare.cycles
 
 
 def _wmmas(count: int, chained: bool) -> str:

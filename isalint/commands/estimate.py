@@ -97,7 +97,7 @@ def render(est) -> str:
     lines.append("  per loop (innermost loop of each instruction; share of all cycles):")
     total = sum(est.causes.values()) or 1.0
     short = {"valu": "VALU", "bank_stall": "bank", "lds_wait": "LDS", "gmem_wait": "gmem", "barrier": "barrier",
-             "dependency": "dep", "salu_branch": "issue", "idle": "idle"}
+             "dependency": "dep", "unhinted": "unhint", "salu_branch": "issue", "idle": "idle"}
     head = f"    {'loop':16s} {'line':>5s} {'trips':>7s} {'share':>6s}  " + " ".join(f"{v:>7s}" for v in short.values())
     lines.append(head)
     for lp in est.loops:

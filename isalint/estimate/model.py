@@ -26,6 +26,7 @@ CAUSE_TEXT = {
     "gmem_wait": "waiting on global memory",
     "barrier": "waiting at barriers",
     "dependency": "waiting on a result (dependency)",
+    "unhinted": "stalled on ALU results no hint names",
     "salu_branch": "scalar, branch and memory issue",
     "idle": "SIMD idle (tail of the grid)",
 }

@@ -47,7 +47,7 @@ from .path import Stream
 
 # issue categories of the units (AMD's scheduler: VALU | SALU and SMEM | LDS | VMEM | branch | other)
 CATEGORY = {VALU: 0, SALU: 1, SMEM: 1, LDS: 2, VMEM: 3, BRANCH: 4, OTHER: 5}
-CAUSES = ("valu", "bank_stall", "lds_wait", "gmem_wait", "barrier", "dependency", "salu_branch", "idle")
+CAUSES = ("valu", "bank_stall", "lds_wait", "gmem_wait", "barrier", "dependency", "unhinted", "salu_branch", "idle")
 EPS = 1e-9
 _INF = float("inf")
 
@@ -147,6 +147,7 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
     branch_hold = float(timing.branch_simd_cycles)
     category_free = [0.0] * (max(CATEGORY.values()) + 1)  # the cycle each category can issue again
     hold = 0.0  # no instruction issues before this cycle (after a taken branch)
+    unhinted_until, unhinted_at = 0.0, None  # the SIMD held by an ALU dependency no hint named, and where
     recent: deque[float] = deque()  # issue times within the last cycle
     first = 0  # round-robin: the scan starts after the wave that last issued to the VALU
     while alive:
@@ -304,6 +305,8 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                 if dep > w.ready + EPS:
                     hold = max(hold, dep)
                     w.ready, w.why = dep, "dependency"
+                    if dep > unhinted_until:
+                        unhinted_until, unhinted_at = dep, loops[w.pc]
         if not alive:
             break
         # -- advance to the next moment something can happen ------------------------------------
@@ -326,6 +329,11 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
             raise RuntimeError("deadlock: waves wait at s_barrier forever")
         busy_until = unit_free[VALU]
         idle = t_next - (busy_until if busy_until > t else t)
+        if idle > EPS and unhinted_until > t + EPS:
+            # the SIMD waits with a wave whose ALU dependency no s_delay_alu named
+            held = min(idle, unhinted_until - t)
+            charge(unhinted_at, "unhinted", held)
+            idle -= held
         if idle > EPS:
             active = [w for w in waves if not w.done]
             if active:
