@@ -60,6 +60,17 @@ def region_of(analysis, index: int) -> Region:
     program, cfg = analysis.program, analysis.cfg
     loop = cfg.loop_of(index)
     kernel = program.kernel_of(index)
+    # one Region per (kernel, loop): naming a loop walks its instructions
+    cache = analysis.__dict__.setdefault("_regions", {})
+    key = (id(kernel), id(loop))
+    region = cache.get(key)
+    if region is None:
+        region = cache[key] = _make_region(analysis, loop, kernel)
+    return region
+
+
+def _make_region(analysis, loop, kernel) -> Region:
+    program, cfg = analysis.program, analysis.cfg
     execs = hotness(analysis).of_loop(loop)
     if loop is None:
         several = len(program.kernels) > 1
@@ -91,16 +102,28 @@ def executions_text(analysis, region: Region) -> str:
     return f"runs {region.executions.text()} times per wave ({'; '.join(parts)})"
 
 
+# Execution counts multiply along loop nests (16 per loop of unknown trip count) and can pass what a float
+# holds; numbers shown are capped here, shares are computed from the exact integers.
+_SHOWN_MAX = 10 ** 300
+
+
 def cost_of(analysis, region: Region, per_execution: float) -> dict:
-    total = per_execution * region.executions.count
+    count = region.executions.count
     issue = hotness(analysis).valu_issue(region.kernel)
+    total = per_execution * min(count, _SHOWN_MAX)
+    if not issue:
+        share = 0.0
+    elif count <= _SHOWN_MAX and issue <= _SHOWN_MAX:
+        share = total / issue
+    else:  # exact: integer division of the counts first, then the float factor
+        share = per_execution * (count / issue) if count // issue <= _SHOWN_MAX else float(_SHOWN_MAX)
     return {
         "cycles_per_execution": round(per_execution, 2),
-        "executions": region.executions.count,
+        "executions": min(count, _SHOWN_MAX),
         "executions_known": region.executions.known,
         "cycles": round(total, 2),
-        "kernel_valu_issue_cycles": issue,
-        "share": round(total / issue, 4) if issue else 0.0,
+        "kernel_valu_issue_cycles": min(issue, _SHOWN_MAX),
+        "share": round(share, 4),
     }
 
 

@@ -58,7 +58,9 @@ from __future__ import annotations
 
 from isalint.model.alu_delays import pending_dependencies
 
-from .cost import SiteCost, aggregate, region_of
+from isalint.model.hotness import hotness
+
+from .cost import SiteCost, aggregate
 
 CODE = "DELAY001"
 NAME = "missing-delay-alu"
@@ -78,13 +80,14 @@ def _sites(analysis):
         ins = instrs[i]
         # a result that comes from outside the instruction's loop is in flight only when the loop is
         # entered, not on every iteration
-        stall = max(p.stall * _entries_per_execution(analysis, p.producer, i) for p in deps)
+        scale = {id(p): _entries_per_execution(analysis, p.producer, i) for p in deps}
+        stall = max(p.stall * scale[id(p)] for p in deps)
         parts = []
         for p in deps:
             prod = instrs[p.producer] if p.producer >= 0 else None
             what = f"{p.reg} from line {prod.lineno}" if prod is not None and p.reg else (
                 f"line {prod.lineno}" if prod is not None else "an earlier instruction")
-            entry = " on entering the loop" if _entries_per_execution(analysis, p.producer, i) < 1 else ""
+            entry = " on entering the loop" if scale[id(p)] < 1 else ""
             parts.append(f"{what} ({_KIND[p.need.kind]} result, {p.stall} cycle{'s' if p.stall != 1 else ''} "
                          f"left{entry}): needs {p.need.name}")
         first, last = ins.stmts[0], ins.stmts[-1]
@@ -92,11 +95,20 @@ def _sites(analysis):
 
 
 def _entries_per_execution(analysis, producer: int, consumer: int) -> float:
+    """How often the producer's code runs per run of the consumer's, at most 1."""
     if producer < 0:
         return 1.0
-    mine = region_of(analysis, consumer).executions.count
-    theirs = region_of(analysis, producer).executions.count
-    return min(1.0, theirs / mine) if mine else 1.0
+    mine, theirs = _executions(analysis, consumer), _executions(analysis, producer)
+    return 1.0 if not mine or theirs >= mine else theirs / mine
+
+
+def _executions(analysis, index: int) -> int:
+    cache = analysis.__dict__.setdefault("_delay001_executions", {})
+    loop = analysis.cfg.loop_of(index)
+    key = id(loop)
+    if key not in cache:
+        cache[key] = hotness(analysis).of_loop(loop).count
+    return cache[key]
 
 
 def check(analysis):
