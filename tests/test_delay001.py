@@ -195,3 +195,22 @@ def test_the_worklog_style_fixed_size_kernel_gets_its_hints_without_emulation(tm
                            str(src)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "without its s_delay_alu hints is the input's machine code byte for byte" in proc.stderr
+
+
+def test_a_loop_with_many_findings_is_named_once(monkeypatch):
+    """Aggregating thousands of sites of one loop names the loop once (naming walks the loop: once
+    per site was quadratic, minutes on a loop of 20,000 back edges)."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(KERNELS.parent.parent / "benchmarks"))
+    import shapes
+
+    from isalint.rules import cost
+
+    made = []
+    real = cost._make_region
+    monkeypatch.setattr(cost, "_make_region", lambda *a: made.append(a) or real(*a))
+    analysis = _analysis(shapes.back_edges(2000))
+    found = list(check_analysis(analysis, ["DELAY001"]))
+    assert len(found) == 1 and len(found[0].sites) == 2000
+    assert 1 <= len(made) <= 2
