@@ -43,10 +43,13 @@ v_lshlrev_b32_e32 v1, 12, v1
 ```
 
 ## Fix safety
-`isalint fix --delay-alu` inserts one `s_delay_alu` before each reported
-instruction (two waits in one hint where the instruction needs two). The hint
-changes no result, only which wave issues while the dependency resolves; the
-fix is validated like every other.
+`isalint fix --delay-alu` writes the hints of each block that lacks one again:
+one `s_delay_alu` before each instruction that needs a wait (two waits in one
+hint where it needs two, and a single wait carried for the next instruction with
+`instskip`, as the compiler writes them). A hint changes no result, only which
+wave issues while the dependency resolves, so the fix is validated on machine
+code: the output must assemble and, without its hints, be the input's code byte
+for byte. Every other `fix` pass writes the hints its own new code needs.
 
 ## Reference
 RDNA3 ISA guide, "S_DELAY_ALU" and its "Data Dependency Resolution" section;
