@@ -128,7 +128,7 @@ def command_line(rng: random.Random, path: str) -> list[str]:
     fmt = rng.choice(("text", "json", "sarif", "github"))
     return rng.choice((
         ["check", "--format", fmt, path],
-        ["check", "--format", "json", "--select", rng.choice(("ALL", "DUAL", "LDS001", "WAIT,BANK")), path],
+        ["check", "--format", "json", "--select", rng.choice(("ALL", "DUAL", "LDS001", "WAIT,BANK", "DELAY001")), path],
         ["check", "--format", "json", "--fail-on", "error", path],
         ["dump", "--format", "json", path],
         ["dump", path],
@@ -137,7 +137,7 @@ def command_line(rng: random.Random, path: str) -> list[str]:
         ["report", path],
         ["fix", "--metadata", "--no-validate", "--diff", path],
         ["fix", "--dual-fmac", "--no-validate", "--diff", path],
-        ["fix", rng.choice(("--unroll", "--batch-gmem")), "--no-validate", "--diff", path],
+        ["fix", rng.choice(("--unroll", "--batch-gmem", "--delay-alu")), "--no-validate", "--diff", path],
         ["estimate", "--format", "json", path],
         ["estimate", "--gemm", rng.choice(("64", "4096", "99968", "2147483648", "0", "-5")), path],
         ["optimize", "--no-validate", "--format", "json", path],
