@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from ..hw.encoding import inline_integer, instruction_bytes
 from ..hw.lds_banks import bank_conflicts, lanes_per_pass
-from ..hw.timing import QUARTER_RATE_OPCODES, Timing
+from ..hw.latency import QUARTER_RATE_OPCODES
+from ..hw.timing import Timing
 from ..hw.vgpr_banks import ops_from_instrs, simulate
-from ..model.alu_delays import result_latency
+from ..model.alu_delays import encoding_base, result_latency
 from ..model.lanes.evaluator import LaneEvaluator
 from ..model.lanes.lds import LdsAccess, ds_shape, lds_banks
 from ..model.waitcnt import wait_thresholds
@@ -23,7 +24,6 @@ VALU, SALU, SMEM, LDS, VMEM, BRANCH, OTHER, WAIT, BARRIER, NOP, END, SKIP = rang
 UNIT_NAMES = ("VALU", "SALU", "SMEM", "LDS", "VMEM", "branch", "other", "s_waitcnt", "s_barrier", "s_nop",
               "s_endpgm", "hint")
 
-_QUARTER = QUARTER_RATE_OPCODES
 _WIDTH = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "d16": 2, "b32": 4, "b64": 8, "b96": 12,
           "b128": 16}
 
@@ -42,13 +42,6 @@ class Cost:
     nop: int = 0
     fma: int = 0  # FP32 FMAs (for the FLOP count of the loop table)
     blocking: bool = False  # reads an ALU result no s_delay_alu names: a wait for it stalls the SIMD
-
-
-def _base(mnemonic: str) -> str:
-    for suffix in ("_e32", "_e64", "_dpp", "_sdwa"):
-        if mnemonic.endswith(suffix):
-            return mnemonic[: -len(suffix)]
-    return mnemonic
 
 
 def _vmem_bytes(mnemonic: str) -> int:
@@ -71,7 +64,7 @@ def _bytes(ins) -> int:
 def _fmas(ins) -> int:
     n = 0
     for s in ins.stmts:
-        b = _base(s.mnemonic).replace("v_dual_", "v_")
+        b = encoding_base(s.mnemonic).replace("v_dual_", "v_")
         if b in ("v_fmac_f32", "v_fma_f32", "v_fmaak_f32", "v_fmamk_f32", "v_mac_f32"):
             n += 1
     return n
@@ -150,10 +143,10 @@ class CostModel:
         reads = tuple(ins.uses)
         if klass in ("valu", "vopd", "trans"):
             stall = self.stalls()[ins.index]
-            base = _base(name)
+            base = encoding_base(name)
             occupy = 1.0 + t.bank_stall_exposure * stall
             latency = result_latency(ins, t)
-            if klass != "trans" and base in _QUARTER:
+            if klass != "trans" and base in QUARTER_RATE_OPCODES:
                 occupy = max(occupy, float(t.quarter_rate_cycles))
             elif base.startswith("v_wmma_"):
                 # the matrix path reads its operands its own way: the VALU bank model does not apply

@@ -300,8 +300,8 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
             elif costs[w.pc].blocking and u != BRANCH:
                 # the front end stays with this wave: its next instruction reads an ALU result no
                 # s_delay_alu announced, so it issues into the ALU and the SIMD waits with it
-                nxt = w.regs
-                dep = max((nxt.get(r, 0.0) for r in costs[w.pc].reads), default=0.0)
+                regs = w.regs
+                dep = max((regs.get(r, 0.0) for r in costs[w.pc].reads), default=0.0)
                 if dep > w.ready + EPS:
                     hold = max(hold, dep)
                     w.ready, w.why = dep, "dependency"

@@ -9,11 +9,11 @@ missing hint left. Validation needs no emulation: the output must assemble, and 
 from __future__ import annotations
 
 from . import FixRefused, FixResult
-
-WRITES_HINTS = True  # the pipeline's finishing step (hints for a pass's new code) is this pass itself
 from .toolkit.edits import Edits
 from .toolkit.hints import add_missing_delays
 from .toolkit.verify import reparse
+
+WRITES_HINTS = True  # the pipeline's finishing step (hints for a pass's new code) is this pass itself
 
 
 def apply(analysis, options: dict | None = None) -> FixResult:

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from . import latency
-from .latency import QUARTER_RATE_OPCODES  # noqa: F401 - the estimate's cost table reads it here
 
 
 @dataclass(frozen=True)

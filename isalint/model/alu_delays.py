@@ -133,7 +133,8 @@ def alu_kind(ins) -> str | None:
     return None
 
 
-def _base(mnemonic: str) -> str:
+def encoding_base(mnemonic: str) -> str:
+    """A mnemonic without its encoding suffix (``_e32``, ``_e64``, ``_dpp``, ``_sdwa``)."""
     for suffix in ("_e32", "_e64", "_dpp", "_sdwa"):
         if mnemonic.endswith(suffix):
             return mnemonic[: -len(suffix)]
@@ -147,7 +148,7 @@ def result_latency(ins, timing=_default) -> int:
         return _lat(timing, "trans_latency")
     if ins.klass == "salu":
         return _lat(timing, "salu_latency")
-    if _base(ins.opcode) in QUARTER_RATE_OPCODES:
+    if encoding_base(ins.opcode) in QUARTER_RATE_OPCODES:
         return _lat(timing, "quarter_rate_latency")
     if any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
            for st in ins.slots for s in st):

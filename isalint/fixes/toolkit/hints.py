@@ -80,12 +80,16 @@ def hint_new_code(before_text: str, after) -> tuple[str | None, list[str]]:
     old_lines = set(before_text.splitlines())
     instrs, cfg = after.program.instrs, after.cfg
 
+    changed_blocks: dict[int, bool] = {}
+
     def new(i: int) -> bool:
         return i >= 0 and instrs[i].line.text not in old_lines
 
     def involves_new_code(p) -> bool:
-        block = cfg.blocks[cfg.block_of[p.consumer]]
-        return new(p.producer) or any(new(i) for i in block.indices())
+        b = cfg.block_of[p.consumer]
+        if b not in changed_blocks:
+            changed_blocks[b] = any(new(i) for i in cfg.blocks[b].indices())
+        return new(p.producer) or changed_blocks[b]
 
     text, notes = add_missing_delays(after, only=involves_new_code)
     return text, [f"s_delay_alu for the new code: {n}" for n in notes]

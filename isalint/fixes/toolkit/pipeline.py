@@ -41,8 +41,8 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     out = Outcome(original, original)
     modules = [importlib.import_module(PASSES[name]) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
-    out.only_hints = not out.only_metadata and all(getattr(m, "ONLY_METADATA", False) or getattr(m, "WRITES_HINTS", False)
-                                                   for m in modules)
+    out.only_hints = not out.only_metadata and all(
+        getattr(m, "ONLY_METADATA", False) or getattr(m, "WRITES_HINTS", False) for m in modules)
     # a pass whose code depends on N (strides computed at run time) asks, with VALIDATE_SIZES, for
     # more than one size
     out.sizes = tuple(sorted({n for m in modules for n in getattr(m, "VALIDATE_SIZES", (256,))}))
@@ -100,19 +100,27 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
                                      stage=stage)
 
 
-def _assembles(path: str, text: str) -> str | None:
+def _assembled_code(path: str, name: str, source: str) -> tuple[bytes | None, str | None]:
+    """The ``.text`` bytes of ``source`` assembled, or why there are none."""
+    from ...validate.elf import section_bytes
     from ...validate.toolchain import ToolchainError, find_toolchain
 
     try:
         tc = find_toolchain(need_linker=False)
     except ToolchainError as exc:
-        return f"cannot assemble to check the result: {exc}"
+        return None, f"cannot assemble to check the result: {exc}"
     with tempfile.TemporaryDirectory() as tmp:
-        result = tc.assemble(text, os.path.join(tmp, "candidate.o"), source_name=path)
-    if not result.ok:
-        first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
-        return f"the candidate does not assemble: {first}"
-    return None
+        obj = os.path.join(tmp, f"{name}.o")
+        result = tc.assemble(source, obj, source_name=path)
+        if not result.ok:
+            first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
+            return None, f"the {name} does not assemble: {first}"
+        with open(obj, "rb") as fh:
+            return section_bytes(fh.read(), ".text"), None
+
+
+def _assembles(path: str, text: str) -> str | None:
+    return _assembled_code(path, "candidate", text)[1]
 
 
 def without_hints(text: str) -> str:
@@ -122,23 +130,12 @@ def without_hints(text: str) -> str:
 
 def _same_code(path: str, original: str, candidate: str,
                differs: str = "the machine code changed, but this pass may only change metadata") -> str | None:
-    from ...validate.elf import section_bytes
-    from ...validate.toolchain import ToolchainError, find_toolchain
-
-    try:
-        tc = find_toolchain(need_linker=False)
-    except ToolchainError as exc:
-        return f"cannot assemble to check the result: {exc}"
-    with tempfile.TemporaryDirectory() as tmp:
-        texts = []
-        for name, source in (("original", original), ("candidate", candidate)):
-            obj = os.path.join(tmp, f"{name}.o")
-            result = tc.assemble(source, obj, source_name=path)
-            if not result.ok:
-                first = result.errors[0].format() if result.errors else result.stderr.strip()[:200]
-                return f"the {name} does not assemble: {first}"
-            with open(obj, "rb") as fh:
-                texts.append(section_bytes(fh.read(), ".text"))
+    texts = []
+    for name, source in (("original", original), ("candidate", candidate)):
+        code, problem = _assembled_code(path, name, source)
+        if problem is not None:
+            return problem
+        texts.append(code)
     if texts[0] is None or texts[0] != texts[1]:
         return differs
     return None

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...model.alu_delays import SKIP_NAMES, Dep, decode, encode
+from ...model.alu_delays import SKIP_NAMES, TRANS_MAX, VALU_MAX, Dep, decode, encode, strongest
 from ...model.alu_delays import alu_kind as unit
 
-MAX_DISTANCE = {"valu": 4, "trans": 3}
+MAX_DISTANCE = {"valu": VALU_MAX - 1, "trans": TRANS_MAX - 1}  # the farthest producer a hint can name
 
 
 @dataclass
@@ -201,23 +201,13 @@ def _inserted_dependencies(lines: list[Line], units: list[str | None]) -> None:
             last_writer[r] = c
 
 
-def _strongest(deps: list[Dep]) -> list[Dep]:
-    best: dict[str, Dep] = {}
-    for d in deps:
-        cur = best.get(d.kind)
-        if cur is None or (d.kind in MAX_DISTANCE and d.n < cur.n) or (d.kind == "salu" and d.n > cur.n):
-            best[d.kind] = d
-    order = [best[k] for k in ("trans", "valu", "salu", "fma") if k in best]
-    return order[:2]
-
-
 def _emit(lines: list[Line], indent: str) -> list[tuple[str, tuple[int, int] | None]]:
     """(text, origin) of every line, each ``s_delay_alu`` with the origin of the instruction it
     precedes; a dependency of an instruction up to 5 after the previous one's joins its line."""
     out: list[tuple[str, tuple[int, int] | None]] = []
     open_at = None  # [index in out of an s_delay_alu with one id, lines since, its dependency]
     for ln in lines:
-        deps = _strongest(ln.deps)
+        deps = strongest(ln.deps)
         if deps:
             if open_at is not None and len(deps) == 1:
                 k, skip, first = open_at
