@@ -15,8 +15,12 @@ def missing_requirement() -> str | None:
     """Why the server cannot start here (its protocol library is missing or too old), else None."""
     import importlib.util
 
-    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
-        return INSTALL_HINT
+    for name in ("pygls", "lsprotocol"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return INSTALL_HINT
+        except (ImportError, ValueError):
+            return INSTALL_HINT
     try:
         from importlib.metadata import version
 
