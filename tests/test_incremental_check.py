@@ -73,7 +73,8 @@ def _edits(text: str, count: int, seed: int):
 
 
 def _kernels():
-    out = [KERNELS / "gemm_double_buffered.s", KERNELS / "gemm_wmma_f16.s"]
+    out = [KERNELS / "gemm_double_buffered.s", KERNELS / "gemm_wmma_f16.s",
+           KERNELS / "kernel6_style" / "kernel6_style.s"]
     return out + ([KERNEL5] if KERNEL5.is_file() else [])
 
 
