@@ -69,43 +69,41 @@ def offers(outcome, first_line: int, last_line: int, kinds: list[str] | None = N
     seen: set[str] = set()
 
     def add(offer: Offer) -> None:
-        if offer.title not in seen:
+        if offer.title not in seen and wanted(offer.kind):
             seen.add(offer.title)
             out.append(offer)
 
     lines = outcome.analysis.program.source.lines if outcome.analysis is not None else None
-    if wanted("quickfix"):
-        for d in outcome.findings:
-            main = first_line <= d.line <= last_line
-            sites = sorted({s.line for s in d.sites if first_line <= s.line <= last_line})
-            if not main and not sites:
-                continue
-            # an aggregated finding is silenced site by site: a comment on its first line alone silences
-            # only the site there
-            for line in sites if d.sites else [d.line]:
-                suppress = _suppress_line(outcome.text, lines, line, d.code)
-                if suppress is not None:
-                    what = "this instruction" if d.sites else "this line"
-                    add(Offer(f"Suppress {d.code} on {what} (isalint: disable={d.code})", SUPPRESS, d.code, line,
-                              edits=[suppress]))
-            if d.code in EXACT:
-                name = EXACT[d.code]
-                targets = ([None] if main else []) + sites if d.sites else [d.line]
-                for line in targets:
-                    where = f"line {line}" if line is not None else "every site of this finding"
-                    add(Offer(f"Fix {d.code} at {where}: the {pass_flag(name)} change, validated", "quickfix",
-                              d.code, line or d.line, fix={"pass": name, "code": d.code, "line": line,
-                                                           "finding": d.line}, preferred=True))
-            add(Offer(f"Suppress {d.code} in this file (isalint: disable-file={d.code})", SUPPRESS, d.code,
-                      d.line, edits=[_suppress_file(outcome.text, d.code)]))
-            name = pass_of_fix(d.fix)
-            if name is not None and (d.code not in EXACT or EXACT[d.code] != name):
-                add(Offer(f"Rewrite with isalint fix {pass_flag(name)} (validated before the edit)", "quickfix",
-                          d.code, d.line, fix={"pass": name}))
-    if wanted("source"):
-        for name in PASSES:
-            add(Offer(f"isalint fix {pass_flag(name)}: rewrite the file (validated before the edit)",
-                      f"source.isalint.{name}", fix={"pass": name}))
+    for d in outcome.findings:
+        main = first_line <= d.line <= last_line
+        sites = sorted({s.line for s in d.sites if first_line <= s.line <= last_line})
+        if not main and not sites:
+            continue
+        # an aggregated finding is silenced site by site: a comment on its first line alone silences
+        # only the site there
+        for line in sites if d.sites else [d.line]:
+            suppress = _suppress_line(outcome.text, lines, line, d.code)
+            if suppress is not None:
+                what = "this instruction" if d.sites else "this line"
+                add(Offer(f"Suppress {d.code} on {what} (isalint: disable={d.code})", SUPPRESS, d.code, line,
+                          edits=[suppress]))
+        if d.code in EXACT:
+            name = EXACT[d.code]
+            targets = ([None] if main else []) + sites if d.sites else [d.line]
+            for line in targets:
+                where = f"line {line}" if line is not None else "every site of this finding"
+                add(Offer(f"Fix {d.code} at {where}: the {pass_flag(name)} change, validated", "quickfix",
+                          d.code, line or d.line, fix={"pass": name, "code": d.code, "line": line,
+                                                       "finding": d.line}, preferred=True))
+        add(Offer(f"Suppress {d.code} in this file (isalint: disable-file={d.code})", SUPPRESS, d.code,
+                  d.line, edits=[_suppress_file(outcome.text, d.code)]))
+        name = pass_of_fix(d.fix)
+        if name is not None and (d.code not in EXACT or EXACT[d.code] != name):
+            add(Offer(f"Rewrite with isalint fix {pass_flag(name)} (validated before the edit)", "quickfix",
+                      d.code, d.line, fix={"pass": name}))
+    for name in PASSES:
+        add(Offer(f"isalint fix {pass_flag(name)}: rewrite the file (validated before the edit)",
+                  f"source.isalint.{name}", fix={"pass": name}))
     return out
 
 

@@ -118,12 +118,12 @@ class IsalintServer(LanguageServer):
         encoding = self.encoding
         future = asyncio.get_running_loop().run_in_executor(
             self.check_pool, _check, self.checker, self.rule_docs, text, doc.path, uri, version, encoding)
-        future.add_done_callback(lambda f: self.finished(uri, f))
+        future.add_done_callback(lambda f: self.finished(doc, f))
 
-    def finished(self, uri: str, future) -> None:
-        doc = self.documents.get(uri)
-        if doc is None:
-            return  # closed meanwhile
+    def finished(self, doc: Document, future) -> None:
+        uri = doc.uri
+        if self.documents.get(uri) is not doc:
+            return  # closed (and perhaps opened again) meanwhile
         doc.running = False
         try:
             outcome, positions, diagnostics = future.result()
@@ -132,7 +132,8 @@ class IsalintServer(LanguageServer):
             return
         current = self.workspace.get_text_document(uri)
         if doc.again or current.version != outcome.version:
-            self.start(uri)  # the text changed meanwhile: this result is stale
+            if doc.timer is None:  # else the pause after the latest change is still running
+                self.start(uri)  # the text changed meanwhile: this result is stale
             return
         doc.outcome, doc.positions = outcome, positions
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, diagnostics, outcome.version))
