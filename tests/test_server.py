@@ -104,6 +104,13 @@ def test_diagnostics_hovers_suppressions_and_edits(tmp_path):
         version = s.replace_line(uri, n, text.splitlines()[n])
         back = await s.diagnostics(uri, version)
         assert [d.code for d in _main(back.diagnostics)] == [d.code for d in _main(first.diagnostics)]
+        # changes in quick succession are checked once, at the last version: nothing older is published
+        published = len(s.published[uri])
+        for k in range(5):
+            last = s.replace_line(uri, n, text.splitlines()[n] + " ; typing" + "." * k)
+        latest = await s.diagnostics(uri, last)
+        assert [p.version for _, p in s.published[uri][published:]] == [last]
+        assert [d.code for d in _main(latest.diagnostics)] == [d.code for d in _main(first.diagnostics)]
         # a change the server has not checked yet is never answered from an older check
         s.replace_line(uri, n, text.splitlines()[n] + " ")
         assert await s.hover(uri, _line_of(text, "ds_load_b64"), 2) is None
@@ -269,6 +276,9 @@ def test_bad_input_never_stops_the_server(tmp_path):
         d = await s.diagnostics(uri, 1)
         assert not d.diagnostics
         assert "x86-64" in await s.message("host.s: not checked")
+        uri = s.open(tmp_path / "cdna.s", text='\t.amdgcn_target "amdgcn-amd-amdhsa--gfx90a"\n\tv_mov_b32 v0, v1\n')
+        d = await s.diagnostics(uri, 1)
+        assert len(d.diagnostics) == 1 and "gfx90a is not RDNA3" in d.diagnostics[0].message
         uri = s.open(junk, text="hello world\n\x00\x00 not assembly \udcff\n" * 50)
         d = await s.diagnostics(uri, 1)
         assert d.diagnostics and all(x.severity == lsp.DiagnosticSeverity.Warning for x in d.diagnostics)
