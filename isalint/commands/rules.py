@@ -42,10 +42,6 @@ def explain_command(code):
         m = registry.load(registry.names()[code.lower()])
     else:
         fail(f"unknown rule code or name {code}; see `isalint rules`")
+    from ..report.explain import explanation
+
     click.echo(explanation(m))
-
-
-def explanation(rule) -> str:
-    """What ``isalint explain`` prints of a rule module: code, name, severity, fix, then its documentation."""
-    return (f"{rule.CODE} ({rule.NAME}), {rule.SEVERITY}{', fix: ' + rule.FIXABLE if rule.FIXABLE else ''}\n\n"
-            + (rule.__doc__ or "").strip())

@@ -102,7 +102,7 @@ def _config(path: str):
 def explanation(code: str) -> str | None:
     """``isalint explain CODE``'s text, or None for a code no rule has."""
     from .. import rules as registry
-    from ..commands.rules import explanation as explain
+    from ..report.explain import explanation as explain
 
     if code.upper() not in registry.available():
         return None
