@@ -74,7 +74,16 @@ class Analysis:
             return half(self.program.instrs[index].stmts[stmt])
         h = self._halves.get(2 * index + stmt)
         if h is None:
-            h = self._halves[2 * index + stmt] = half(self.program.instrs[index].stmts[stmt])
+            statement = self.program.instrs[index].stmts[stmt]
+            got = _HALVES.get(id(statement))
+            if got is not None and got[0] is statement:
+                h = got[1]
+            else:
+                h = half(statement)
+                if len(_HALVES) >= _SHARED_MAX:
+                    _HALVES.clear()
+                _HALVES[id(statement)] = (statement, h)
+            self._halves[2 * index + stmt] = h
         return h
 
     def vopd_violations(self, index: int) -> tuple:
@@ -82,5 +91,22 @@ class Analysis:
         out once for all rules."""
         found = self._violations.get(index)
         if found is None:
-            found = self._violations[index] = tuple(check_pair(self.vopd_half(index, 0), self.vopd_half(index, 1)))
+            stmts = self.program.instrs[index].stmts
+            got = _VIOLATIONS.get(id(stmts))
+            if got is not None and got[0] is stmts:
+                found = got[1]
+            else:
+                found = tuple(check_pair(self.vopd_half(index, 0), self.vopd_half(index, 1)))
+                if len(_VIOLATIONS) >= _SHARED_MAX:
+                    _VIOLATIONS.clear()
+                _VIOLATIONS[id(stmts)] = (stmts, found)
+            self._violations[index] = found
         return found
+
+
+# A VOPD half and a pair's violations depend on the statements alone, which are never changed once
+# parsed: statements a parse reused from an earlier one (parse_text's ``reuse``) are judged once.
+# Keyed by the statements' identity, which the entry keeps alive.
+_HALVES: dict[int, tuple] = {}
+_VIOLATIONS: dict[int, tuple] = {}
+_SHARED_MAX = 1 << 15

@@ -23,8 +23,25 @@ class FileResult:
         self.count = 0  # the file's number of lines
 
 
+def check_text(text: str, path: str, config=None, reuse: dict | None = None) -> FileResult:
+    """What ``isalint check PATH`` finds when ``text`` is the contents of PATH: the rules the
+    configuration (``config``, else the one found from ``path``) selects for that path, with its
+    severities and target. ``reuse``: see :func:`isalint.parse.source.parse_text` (a caller that checks
+    one text again and again, edited, keeps it). Raises InputError for what is not assembly
+    (OtherProcessor for another processor's) and ConfigError for a configuration it cannot follow."""
+    from . import rules as registry
+    from .checker import codes_for, find_config
+
+    if config is None:
+        config = find_config(path)
+    available = registry.available()
+    codes = codes_for(available, config, path)
+    return check_file(path, codes, config.target, available, config, text.encode("utf-8", "surrogateescape"),
+                      reuse)
+
+
 def check_file(path: str, codes: list[str], target: str, available: list[str], config=None,
-               data: bytes | None = None) -> FileResult:
+               data: bytes | None = None, reuse: dict | None = None) -> FileResult:
     """The findings of the rules ``codes`` on ``path`` (or on ``data``, reported as ``path``: standard
     input); raises InputError for what is not assembly (OtherProcessor for another processor's)."""
     from .analysis import Analysis, OtherProcessor
@@ -35,7 +52,7 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
     result = FileResult()
     result.count = cutting.count_lines(text)
     if result.count <= cutting.PIECE_LINES:
-        result.analysis = Analysis.from_source(parse_text(text, path), {"target": target})
+        result.analysis = Analysis.from_source(parse_text(text, path, reuse=reuse), {"target": target})
         _check_source(result.analysis, codes, available, result, config)
         return _finish(result, path, codes)
     import gc

@@ -70,6 +70,30 @@ def selected_codes(available: list[str], select: list[str] | None, ignore: list[
     return [c for c in chosen if not matches(c, ignore)]
 
 
+def codes_for(available: list[str], config: Config, path: str, cli: dict | None = None) -> list[str]:
+    """The rules that run on ``path``. ``cli``: the command line's resolved ``select``, ``ignore`` and
+    ``extend_select`` lists (None where not given). An explicit select replaces the configuration's
+    select and ignore lists; ``extend-select`` (both) adds to the selection; the command line's ignore
+    and the file's ``per-file-ignores`` always apply."""
+    cli = cli or {}
+
+    def resolved(tokens):
+        return resolve_codes(tokens, available)[0]
+
+    ignore = list(cli.get("ignore") or []) + resolved(config.ignored_for(path))
+    if cli.get("select") is not None:
+        select = cli["select"]
+    else:
+        select = resolved(config.select) if config.select is not None else None
+        ignore += resolved(config.ignore)
+    extend = list(cli.get("extend_select") or []) + resolved(config.extend_select)
+    codes = selected_codes(available, select, ignore)
+    if extend:
+        more = selected_codes(available, extend, ignore)
+        codes = [c for c in available if c in codes or c in more]
+    return codes
+
+
 class Directive(Record):
     """One code of one ``isalint: disable...`` comment."""
 

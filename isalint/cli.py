@@ -1,4 +1,4 @@
-"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|validate|run|estimate|optimize``.
+"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|validate|run|estimate|optimize|server``.
 
 Subcommands live in ``isalint.commands.<name>`` and are imported only when
 invoked, so ``isalint check`` does not pay for numpy, networkx or rich; a
@@ -23,6 +23,7 @@ COMMANDS = {
     "run": "isalint.commands.run:command",
     "estimate": "isalint.commands.estimate:command",
     "optimize": "isalint.commands.optimize:command",
+    "server": "isalint.commands.server:command",
 }
 
 _GROUP = None

@@ -140,7 +140,7 @@ def _run(opts: Options, keep: list | None = None) -> int:
     """The check; with ``keep``, the last file's analysis is left in it and the collector off
     (the caller is about to end the process)."""
     from .. import rules as registry
-    from ..checker import expand_paths, find_config, load_config, selected_codes
+    from ..checker import codes_for, expand_paths, find_config, load_config
     from ..config import ConfigError
 
     available = registry.available()
@@ -195,7 +195,7 @@ def _run(opts: Options, keep: list | None = None) -> int:
             _echo(f"isalint: {name}: configuration from {config.origin}", err=True)
         codes = selections.get(id(config))
         if codes is None:
-            codes = _codes_for(available, cli, config, name, selected_codes)
+            codes = codes_for(available, config, name, cli)
             if not config.per_file_ignores:
                 selections[id(config)] = codes
         data = _read(path, name)
@@ -426,29 +426,6 @@ class _Lines:
 class _Line:
     def __init__(self, text: str):
         self.text = text
-
-
-def _codes_for(available, cli: dict, config, path: str, selected_codes) -> list[str]:
-    """The rules for one file. An explicit ``--select`` replaces the configuration's select and
-    ignore lists; ``extend-select`` (both) adds to the selection; ``--ignore`` and the file's
-    ``per-file-ignores`` always apply."""
-    from ..checker import resolve_codes
-
-    def resolved(tokens):
-        return resolve_codes(tokens, available)[0]
-
-    ignore = list(cli["ignore"] or []) + resolved(config.ignored_for(path))
-    if cli["select"] is not None:
-        select = cli["select"]
-    else:
-        select = resolved(config.select) if config.select is not None else None
-        ignore += resolved(config.ignore)
-    extend = list(cli["extend_select"] or []) + resolved(config.extend_select)
-    codes = selected_codes(available, select, ignore)
-    if extend:
-        more = selected_codes(available, extend, ignore)
-        codes = [c for c in available if c in codes or c in more]
-    return codes
 
 
 def _style(opts: Options) -> str | None:

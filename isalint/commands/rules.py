@@ -42,5 +42,6 @@ def explain_command(code):
         m = registry.load(registry.names()[code.lower()])
     else:
         fail(f"unknown rule code or name {code}; see `isalint rules`")
-    click.echo(f"{m.CODE} ({m.NAME}), {m.SEVERITY}{', fix: ' + m.FIXABLE if m.FIXABLE else ''}\n")
-    click.echo((m.__doc__ or "").strip())
+    from ..report.explain import explanation
+
+    click.echo(explanation(m))

@@ -89,8 +89,13 @@ def decode(data: bytes, path: str = "<input>") -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def parse_text(text: str, path: str = "<input>", first_line: int = 1) -> SourceFile:
-    """Parse ``text``; its first line is line ``first_line`` of ``path`` (a piece of a larger file)."""
+def parse_text(text: str, path: str = "<input>", first_line: int = 1, reuse: dict | None = None) -> SourceFile:
+    """Parse ``text``; its first line is line ``first_line`` of ``path`` (a piece of a larger file).
+
+    ``reuse``: a dict the caller keeps from one parse to the next (an editor's buffer, parsed again
+    after every edit): a line whose text was parsed before, outside a block comment and the metadata
+    document, is copied from it with its statements (which nothing changes once made) instead of
+    being read again."""
     parts = _LINE_SPLIT.split(text)
     lines: list[Line] = []
     in_block_comment = False
@@ -119,7 +124,18 @@ def parse_text(text: str, path: str = "<input>", first_line: int = 1) -> SourceF
                 in_metadata = False
             lines.append(line)
             continue
-        in_block_comment = _read_line(line, in_block_comment)
+        if reuse is not None and not in_block_comment:
+            known = reuse.get(body)
+            if known is not None:
+                lines.append(Line(number, body, eol, known.kind, known.statements, known.label, known.directive,
+                                  known.args, known.comment, known.comment_col, known.error, known.error_col))
+                in_metadata = known.directive == ".amdgpu_metadata"
+                continue
+            in_block_comment = _read_line(line, False)
+            if not in_block_comment:
+                reuse[body] = line
+        else:
+            in_block_comment = _read_line(line, in_block_comment)
         if line.directive == ".amdgpu_metadata":
             in_metadata = True
         lines.append(line)
