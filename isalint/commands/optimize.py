@@ -1,7 +1,7 @@
 """``isalint optimize IN.s -o OUT.s``: the fix passes in a row, the end result validated, one table.
 
-Each step is a pass of ``isalint fix`` (the table :data:`isalint.fixes.PASSES`), run on the
-previous step's output. A step whose pass is not part of this installation, refuses (the reason is
+Each step is a pass of ``isalint fix`` (those :mod:`isalint.fixes.registry` marks for ``optimize``, in
+its order, with their options), run on the previous step's output. A step whose pass is not part of this installation, refuses (the reason is
 printed) or changes nothing is skipped and the next one runs on the same text. The end result is
 assembled and proven equal to the input in the emulator before anything is written. The table
 shows, for the input and after each step, the hot-loop numbers and the model's prediction
@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 import click
 
+from ..fixes import registry
+from ..fixes.registry import by_name, optimize_steps, option_values
 from .common import fail, load_analysis, unified_diff, write_result
+from .pass_options import apply_all, option_decorators
 
-STEPS = ("dual-fmac", "unroll", "batch-gmem", "delay-alu")
+STEPS = optimize_steps()
 
 
 @dataclass
@@ -36,29 +39,23 @@ class StepOutcome:
 
 
 def _pass_module(step: str) -> str | None:
-    from ..fixes import PASSES
-
-    name = PASSES.get(step.replace("-", "_"))
-    if name is None or importlib.util.find_spec(name) is None:
+    spec = by_name(step)
+    if spec is None or importlib.util.find_spec(spec.module) is None:
         return None
-    return name
+    return spec.module
 
 
-# batch-gmem turns each load's 64-bit address into an SGPR base plus a 32-bit byte offset, exact only
-# while the offsets fit 32 bits: for N x N fp32 matrices up to N = 32768 (4 GiB per matrix).
-DEFAULT_MAX_N = 32768
-
-
-def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int | None = DEFAULT_MAX_N,
-              spread: bool = False) -> list[StepOutcome]:
+def run_steps(path: str, text: str, steps, options: dict | None = None) -> list[StepOutcome]:
     """Run ``steps`` in order on ``text``; one outcome per step (skipped steps keep the text).
 
-    ``max_n`` and ``spread`` are batch-gmem's options (the largest N the result must support; the loads
-    spread over the loop body in groups of 2)."""
+    ``options``: the passes' options by name (:func:`isalint.fixes.registry.option_values`); those not
+    given take ``optimize``'s defaults (batch-gmem's ``max_n`` 32768: its 32-bit byte offsets cover N x N
+    fp32 matrices up to N = 32768, 4 GiB each)."""
     from ..analysis import Analysis
     from ..fixes import FixRefused
     from ..parse.source import parse_text
 
+    values = option_values(options or {}, for_optimize=True)
     analysis = Analysis.from_source(parse_text(text, path))
     out: list[StepOutcome] = []
     for step in steps:
@@ -68,7 +65,7 @@ def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int |
             continue
         module = importlib.import_module(module_name)
         try:
-            result = module.apply(analysis, {"loop": loop, "max_n": max_n, "spread": spread, "factor": None})
+            result = module.apply(analysis, dict(values))
         except FixRefused as exc:
             out.append(StepOutcome(step, False, f"skipped: {exc}", text))
             continue
@@ -120,22 +117,18 @@ def table(rows: list[StepOutcome]) -> str:
 @click.option("--steps", "steps_text", default=",".join(STEPS), show_default=True,
               help="Comma-separated passes to run in order.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the input and the result.")
-@click.option("--loop", "loop_label", help="Loop header label for the loop passes (default: the hottest loop).")
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating the result in the emulator (repeatable; default: the sizes the "
                    "applied passes ask for, 256 and for batch-gmem 384 as well).")
 @click.option("--estimate-n", "estimate_n", type=int, default=4096, show_default=True,
               help="Matrix size N of the predicted times.")
-@click.option("--max-n", "max_n", type=click.IntRange(min=1), default=DEFAULT_MAX_N, show_default=True,
-              help="batch-gmem: the largest N the result must support (its 32-bit byte offsets).")
-@click.option("--spread", is_flag=True, help="batch-gmem: spread the global loads over the loop body in groups of 2.")
+@apply_all(option_decorators([p for p in registry.PASSES if p.in_optimize], for_optimize=True))
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--grid", help="Workgroups X[,Y[,Z]] of the launch (default N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the launch (default: kernels.json, the "
                               "kernel's .reqd_workgroup_size, else 128).")
-def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt,
-            grid, block):
+def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate, fmt, grid, block, **given):
     """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
     from ..estimate import EstimateError
     from ..validate.gemm import GemmError, geometry, required_block
@@ -167,9 +160,10 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         geo = geometry(path, estimate_n, grid_d, block_d, required_block(analysis.program))
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    if gemm_n and max(gemm_n) > max_n:
+    max_n = given.get("max_n")
+    if gemm_n and max_n is not None and max(gemm_n) > max_n:
         fail(f"--gemm {max(gemm_n)} is larger than --max-n {max_n}")
-    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label, max_n, spread)
+    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, given)
     final = rows[-1].text
     previous = None
     for r in rows:

@@ -13,7 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from .. import PASSES, FixRefused
+from .. import FixRefused, by_name
 
 
 @dataclass
@@ -32,14 +32,15 @@ class Outcome:
 
 
 def run_passes(analysis, names: list[str], options: dict) -> Outcome:
-    """Run the passes ``names`` (keys of :data:`isalint.fixes.PASSES`) in order on ``analysis``."""
+    """Run the passes ``names`` (:data:`isalint.fixes.registry.PASSES`, e.g. ``dual-fmac``) in that order
+    on ``analysis``; the refusal, if any, names the pass as given."""
     from ...analysis import Analysis
     from ...parse.source import parse_text
 
     path = analysis.program.path
     original = analysis.program.source.render()
     out = Outcome(original, original)
-    modules = [importlib.import_module(PASSES[name]) for name in names]
+    modules = [importlib.import_module(by_name(name).module) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
     out.only_hints = not out.only_metadata and all(
         getattr(m, "ONLY_METADATA", False) or getattr(m, "WRITES_HINTS", False) for m in modules)
