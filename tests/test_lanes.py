@@ -371,4 +371,4 @@ def test_the_same_uniform_value_masked_alike_is_one_symbol_wherever_it_is_masked
     ev = LaneEvaluator(analysis.program)
     stores = [ev.lds_access(ins) for ins in analysis.program.instrs if ins.opcode == "ds_store_b32"]
     terms = {acc.terms for acc in stores if hasattr(acc, "terms")}
-    assert len(stores) == 28 and len(terms) == 2  # one set of uniform terms per tile
+    assert len(stores) == 24 and len(terms) == 2  # one set of uniform terms per tile
