@@ -68,6 +68,8 @@ PASSES: tuple[Pass, ...] = (
           Option("--spread", "--batch-gmem: spread the loads over the loop body in groups of 2."))),
     Pass("wide-copy", "Copy the loop's next tile from global memory to LDS in 16-byte pieces (global_load_b128, "
                       "ds_store_b128) after --batch-gmem.", (LOOP,)),
+    Pass("tidy", "Remove what the hot loop computes for nothing: a branch condition computed twice, copies of "
+                 "registers the loop keeps, dead scalar and vector results.", (LOOP,)),
     Pass("delay-alu", "Write the s_delay_alu hints DELAY001 finds missing."),
     Pass("metadata", "Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.", in_optimize=False),
 )
