@@ -47,6 +47,14 @@ Waits (:mod:`.waits`)
     ``state_leaving(analysis, block)``; ``plan_at_slots(seq, slots, entry)`` /
     ``plan_loop_at_slots(...)`` (waits re-derived at the places the code waited),
     ``wait_to_cover(new_state, old_state)`` (where new code rejoins old), ``wait_lines(indent, thr)``.
+LDS offsets and code size (:mod:`.dsoffset`, :mod:`.codesize`)
+    ``dsoffset.foldable(ins)``, ``address_operand(ins)``, ``offsets(ins)`` (bytes, by field),
+    ``folded_fields(ins, constant)`` (the fields that add ``constant`` bytes, None when they do not fit),
+    ``rewrite(ins, text, base, fields)``; ``codesize.code_bytes(instrs)`` against ``BUDGET_BYTES`` (half
+    the instruction cache).
+Loops (:mod:`.loops`)
+    ``preheader(analysis, loop) -> (index, after)``: the one point that runs once before the loop;
+    ``scc_dead(analysis, at, after, what)``.
 Verify (:mod:`.verify`)
     ``reparse(text, path) -> Analysis``, ``check_understood(ins)``, ``check_vopd(ins)``,
     ``check_no_new_wait_hazards(old_program, new_program)``: "internal error" refusals.
