@@ -70,6 +70,10 @@ PASSES: tuple[Pass, ...] = (
                       "ds_store_b128) after --batch-gmem.", (LOOP,)),
     Pass("tidy", "Remove what the hot loop computes for nothing: a branch condition computed twice, copies of "
                  "registers the loop keeps, dead scalar and vector results.", (LOOP,)),
+    Pass("double-buffer", "Two LDS tiles, the loop written twice (one per tile), one s_barrier per iteration "
+                          "instead of two.",
+         (LOOP, Option("--keep-occupancy", "--double-buffer: refuse when the second LDS tile would leave room for "
+                                           "fewer workgroups per CU."))),
     Pass("delay-alu", "Write the s_delay_alu hints DELAY001 finds missing."),
     Pass("metadata", "Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.", in_optimize=False),
 )
