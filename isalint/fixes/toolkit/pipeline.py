@@ -75,13 +75,14 @@ def finish_pass(module, before: str, text: str, path: str) -> tuple[str, list[st
 
 
 def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
-             grid=None, block=None, stage=None, hints_only: bool = False) -> str | None:
+             grid=None, block=None, stage=None, hints_only: bool = False, workgroups: int | None = None) -> str | None:
     """None when the candidate is proven equal to the original, else the reason it is not.
 
     A rewrite that only changes metadata must leave the machine code byte-identical: both files are
     assembled and their ``.text`` sections compared. Other rewrites are run against the original in
     the emulator, launched with ``grid``/``block`` (default: the kernel's ``.reqd_workgroup_size``,
-    else 128 threads on N/128 x N/128 workgroups).
+    else 128 threads on N/128 x N/128 workgroups); ``workgroups``: only that many of them, sampled
+    (:mod:`isalint.validate.sampling`).
     """
     if code_unchanged:
         return _same_code(path, original, candidate)
@@ -98,7 +99,7 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
     except ImportError:
         return "the validator is not available in this installation"
     return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n, grid=grid, block=block,
-                                     stage=stage)
+                                     stage=stage, workgroups=workgroups)
 
 
 def _assembled_code(path: str, name: str, source: str) -> tuple[bytes | None, str | None]:
