@@ -66,6 +66,8 @@ PASSES: tuple[Pass, ...] = (
          (LOOP, Option("--max-n", "--batch-gmem: the largest N the output must support, when its 32-bit offsets "
                                   "cannot cover every N the original handles.", "int>=1", None, 32768),
           Option("--spread", "--batch-gmem: spread the loads over the loop body in groups of 2."))),
+    Pass("wide-lds", "Load adjacent 8-byte LDS pairs as one ds_load_b128 where dual issue and the VGPR bank plan "
+                     "survive.", (LOOP,)),
     Pass("wide-copy", "Copy the loop's next tile from global memory to LDS in 16-byte pieces (global_load_b128, "
                       "ds_store_b128) after --batch-gmem.", (LOOP,)),
     Pass("tidy", "Remove what the hot loop computes for nothing: a branch condition computed twice, copies of "
