@@ -97,6 +97,6 @@ def test_a_pass_registered_with_one_entry_runs_in_fix_and_optimize(tmp_path):
     assert "+\ts_nop 3" in out.stdout and "example: s_nop 3 before line" in out.stderr
     out = run("fix", "--metadata", "--nops", "3", src, "--diff")
     assert out.returncode == 2 and out.stderr.strip() == "isalint: --nops goes with --example-nop"
-    out = run("optimize", src, "--steps", "example-nop", "--nops", "2", "--diff", "--no-validate")
+    out = run("optimize", src, "--steps", "example-nop", "--nops", "2", "--diff", "--no-validate", "--keep-every-step")
     assert out.returncode == 0, out.stderr
     assert "example-nop" in out.stdout and "+\ts_nop 2" in out.stdout
