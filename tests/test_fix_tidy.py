@@ -34,6 +34,12 @@ def test_the_guard_branch_reads_scc_and_the_dead_work_goes(which):
     assert not any(ln.startswith("s_cbranch_vcc") for ln in body)
     assert sum(1 for ln in body if ln.startswith("v_mov_b32_e32")) < \
         sum(1 for ln in _loop_lines(text) if ln.startswith("v_mov_b32_e32"))
+    from isalint.analysis import Analysis
+    from isalint.checker import check_analysis
+    from isalint.parse.source import parse_text
+
+    # the blocks it removed instructions from get their hints written again
+    assert not check_analysis(Analysis.from_source(parse_text(out, path)), ["DELAY001", "WAIT001", "META001"])
     equal(path, text, out)
 
 

@@ -68,6 +68,7 @@ def apply(analysis, options: dict | None = None) -> FixResult:
                 edits.delete(i)
     text = refresh_counts(edits.render(), program.path, vgprs=highest_register(program, body[0]) + 1,
                           sgprs=highest_register(program, body[0], "s") + 1)
+    text = _rehint(text, program.path, {program.instrs[cfg.blocks[b].first].line.text for b in touched})
     new = reparse(text, program.path)
     check_no_new_wait_hazards(program, new.program)
     parts = []
@@ -82,6 +83,22 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         parts.append(f"{len(dead)} dead instruction(s) removed (" +
                      ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
     return FixResult(text, f"tidy: loop {label}: " + "; ".join(parts))
+
+
+def _rehint(text: str, path: str, firsts: set[str]) -> str:
+    """The hints of the blocks whose instructions went, written again (their ``s_delay_alu`` lines
+    described instructions that are no longer there)."""
+    from .toolkit.hints import add_missing_delays
+
+    after = reparse(text, path)
+    cfg, instrs = after.cfg, after.program.instrs
+
+    def touched(p) -> bool:
+        blk = cfg.blocks[cfg.block_of[p.consumer]]
+        return any(instrs[i].line.text in firsts for i in blk.indices())
+
+    hinted, _ = add_missing_delays(after, only=touched)
+    return hinted if hinted is not None else text
 
 
 def _writes_exec(program, kernel) -> bool:
