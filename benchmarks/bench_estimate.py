@@ -58,7 +58,7 @@ def series(corpus: Path = DEFAULT_CORPUS) -> tuple[list[Case], list[str]]:
     cases.append(Case(5, "kernel5.s", str(k5), text))
     cases.append(Case(5, padded.name, str(padded), padded.read_text()))
     # kernel k is kernel 5 after the first k - 5 steps, all of them applied
-    for k, out in zip((6, 7, 8), run_steps(str(k5), text, STEPS)):
+    for k, out in zip((6, 7, 8), run_steps(str(k5), text, STEPS[:3])):
         if not out.applied:
             missing.append(f"kernels {k}-8 ({out.step}): {out.note}")
             break

@@ -356,3 +356,19 @@ def test_valu_slice_of_kernel5_first_chained_load(kernel5):
     assert sorted(p.instrs[i].opcode for i in sl) == sorted([
         "v_add_nc_u32_e64", "v_mad_u64_u32", "v_ashrrev_i32_e32", "v_lshlrev_b64", "v_add_co_u32",
         "v_add_co_ci_u32_e32"])
+
+
+def test_the_same_uniform_value_masked_alike_is_one_symbol_wherever_it_is_masked():
+    """kernel 5's A stores compute (128*wg_y + row) % 128 in eight places; the uniform part of each is
+    the same symbol, so the stores' addresses differ by known amounts (fix --wide-copy pairs them)."""
+    from conftest import KERNEL5
+    from isalint.analysis import Analysis
+    from isalint.model.lanes.evaluator import LaneEvaluator
+
+    if not KERNEL5.is_file():
+        pytest.skip("../shared/corpus/kernel5.s is not present")
+    analysis = Analysis.from_path(str(KERNEL5))
+    ev = LaneEvaluator(analysis.program)
+    stores = [ev.lds_access(ins) for ins in analysis.program.instrs if ins.opcode == "ds_store_b32"]
+    terms = {acc.terms for acc in stores if hasattr(acc, "terms")}
+    assert len(stores) == 24 and len(terms) == 2  # one set of uniform terms per tile

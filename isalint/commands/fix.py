@@ -1,7 +1,8 @@
 """``isalint fix --PASS... IN.s``: rewrite passes, each proven or refused.
 
-The passes are listed in :data:`isalint.fixes.PASSES`; :mod:`isalint.fixes.toolkit.pipeline` runs them
-in the order given (each sees the previous one's output re-parsed), validates and writes. Nothing is
+The passes, their flags and options come from :mod:`isalint.fixes.registry`;
+:mod:`isalint.fixes.toolkit.pipeline` runs them in the registry's order (each sees the previous one's
+output re-parsed), validates and writes. Nothing is
 written unless every pass succeeded and (unless ``--no-validate``) the validation passed.
 """
 from __future__ import annotations
@@ -10,52 +11,40 @@ import sys
 
 import click
 
+from ..fixes import registry
+from ..fixes.registry import option_values, stray_options
 from .common import fail, load_analysis, unified_diff, write_result
+from .pass_options import apply_all, flag_decorators, option_decorators
 
 
 @click.command("fix")
 @click.argument("path", type=click.Path())
-@click.option("--dual-fmac", is_flag=True, help="Rewrite the hot loop's FMAs as bank-conflict-free v_dual_fmac_f32.")
-@click.option("--batch-gmem", is_flag=True,
-              help="Load the loop's global loads from SGPR bases with one VGPR byte offset per group.")
-@click.option("--delay-alu", is_flag=True, help="Write the s_delay_alu hints DELAY001 finds missing.")
-@click.option("--metadata", is_flag=True, help="Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.")
-@click.option("--unroll", is_flag=True, help="Unroll a loop of proven trip count, folding its address steps into "
-                                             "LDS offsets.")
+@apply_all(flag_decorators())
 @click.option("-o", "--output", type=click.Path(), help="Write the result here.")
 @click.option("--in-place", is_flag=True, help="Overwrite the input.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff instead of (or as well as) writing.")
-@click.option("--loop", "loop_label", help="Loop header label for loop passes (default: the hottest loop; for "
-                                             "--batch-gmem, the loop with the most VGPR-addressed global loads).")
-@click.option("--factor", type=int, help="With --unroll: copies per iteration of a shorter loop (a divisor of the "
-                                         "trip count; default: unroll fully).")
+@apply_all(option_decorators())
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
-@click.option("--max-n", type=click.IntRange(min=1), default=None,
-              help="--batch-gmem: the largest N the output must support, when its 32-bit offsets cannot "
-                   "cover every N the original handles.")
-@click.option("--spread", is_flag=True, help="--batch-gmem: spread the loads over the loop body in groups of 2.")
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating a kernel with the GEMM ABI (repeatable; default 256, and 384 "
                    "as well for a pass whose code depends on N, such as --batch-gmem).")
 @click.option("--grid", help="Workgroups X[,Y[,Z]] of the validation launch (default N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the validation launch (default: the "
                               "kernel's .reqd_workgroup_size, else 128).")
-def command(path, dual_fmac, batch_gmem, delay_alu, metadata, unroll, output, in_place, show_diff, loop_label, factor,
-            no_validate, max_n, spread, gemm_n, grid, block):
+def command(path, output, in_place, show_diff, no_validate, gemm_n, grid, block, **given):
     """Apply fix passes; exit 0 on success, 1 when a pass refused, validation failed or --diff shows a
     change, 2 on input errors (and when the destination cannot be written or no assembler validates)."""
     from ..fixes.toolkit.destination import DestinationError, check_destination
     from ..fixes.toolkit.pipeline import run_passes, validate, validator_missing
 
-    # the order of the chain kernel 5 -> 6 -> 7 -> 8: each pass sees the previous one's output
-    chosen = [name for name, on in (("dual_fmac", dual_fmac), ("unroll", unroll), ("batch_gmem", batch_gmem),
-                                    ("delay_alu", delay_alu), ("metadata", metadata)) if on]
+    # the registry's order, whatever the order of the flags: each pass sees the previous one's output
+    chosen = [p for p in registry.PASSES if given.get(p.dest)]
     if not chosen:
-        fail("choose at least one pass: --dual-fmac, --unroll, --batch-gmem, --delay-alu, --metadata")
-    if factor is not None and not unroll:
-        fail("--factor goes with --unroll")
-    if (max_n is not None or spread) and not batch_gmem:
-        fail("--max-n and --spread belong to --batch-gmem")
+        fail(f"choose at least one pass: {', '.join('--' + p.name for p in registry.PASSES)}")
+    stray = stray_options(given, chosen)
+    if stray:
+        fail(stray)
+    max_n = given.get("max_n")
     if output and in_place:
         fail("use either -o/--output or --in-place, not both")
     if not (output or in_place or show_diff):
@@ -81,12 +70,11 @@ def command(path, dual_fmac, batch_gmem, delay_alu, metadata, unroll, output, in
     from .progress import progress
 
     analysis = load_analysis(path)
-    with progress(f"fix --{' --'.join(n.replace('_', '-') for n in chosen)}: rewriting {path}"):
-        outcome = run_passes(analysis, chosen, {"loop": loop_label, "factor": factor, "max_n": max_n,
-                                                "spread": spread})
+    with progress(f"fix --{' --'.join(p.name for p in chosen)}: rewriting {path}"):
+        outcome = run_passes(analysis, [p.name for p in chosen], option_values(given))
     if outcome.refused is not None:
         name, reason = outcome.refused
-        click.echo(f"isalint: fix --{name.replace('_', '-')} refused: {reason}", err=True)
+        click.echo(f"isalint: fix --{name} refused: {reason}", err=True)
         click.echo("isalint: input left untouched", err=True)
         sys.exit(1)
     for s in outcome.summaries:

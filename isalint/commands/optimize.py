@@ -1,7 +1,7 @@
 """``isalint optimize IN.s -o OUT.s``: the fix passes in a row, the end result validated, one table.
 
-Each step is a pass of ``isalint fix`` (the table :data:`isalint.fixes.PASSES`), run on the
-previous step's output. A step whose pass is not part of this installation, refuses (the reason is
+Each step is a pass of ``isalint fix`` (those :mod:`isalint.fixes.registry` marks for ``optimize``, in
+its order, with their options), run on the previous step's output. A step whose pass is not part of this installation, refuses (the reason is
 printed) or changes nothing is skipped and the next one runs on the same text. The end result is
 assembled and proven equal to the input in the emulator before anything is written. The table
 shows, for the input and after each step, the hot-loop numbers and the model's prediction
@@ -20,9 +20,12 @@ from dataclasses import dataclass
 
 import click
 
+from ..fixes import registry
+from ..fixes.registry import by_name, optimize_steps, option_values
 from .common import fail, load_analysis, unified_diff, write_result
+from .pass_options import apply_all, option_decorators
 
-STEPS = ("dual-fmac", "unroll", "batch-gmem", "delay-alu")
+STEPS = optimize_steps()
 
 
 @dataclass
@@ -36,31 +39,27 @@ class StepOutcome:
 
 
 def _pass_module(step: str) -> str | None:
-    from ..fixes import PASSES
-
-    name = PASSES.get(step.replace("-", "_"))
-    if name is None or importlib.util.find_spec(name) is None:
+    spec = by_name(step)
+    if spec is None or importlib.util.find_spec(spec.module) is None:
         return None
-    return name
+    return spec.module
 
 
-# batch-gmem turns each load's 64-bit address into an SGPR base plus a 32-bit byte offset, exact only
-# while the offsets fit 32 bits: for N x N fp32 matrices up to N = 32768 (4 GiB per matrix).
-DEFAULT_MAX_N = 32768
-
-
-def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int | None = DEFAULT_MAX_N,
-              spread: bool = False) -> list[StepOutcome]:
+def run_steps(path: str, text: str, steps, options: dict | None = None, judge=None) -> list[StepOutcome]:
     """Run ``steps`` in order on ``text``; one outcome per step (skipped steps keep the text).
 
-    ``max_n`` and ``spread`` are batch-gmem's options (the largest N the result must support; the loads
-    spread over the loop body in groups of 2)."""
+    ``options``: the passes' options by name (:func:`isalint.fixes.registry.option_values`); those not
+    given take ``optimize``'s defaults (batch-gmem's ``max_n`` 32768: its 32-bit byte offsets cover N x N
+    fp32 matrices up to N = 32768, 4 GiB each). ``judge(text)``: the prediction of a text (None when
+    there is none); given, a step whose prediction is no faster than the text before it is undone."""
     from ..analysis import Analysis
     from ..fixes import FixRefused
     from ..parse.source import parse_text
 
+    values = option_values(options or {}, for_optimize=True)
     analysis = Analysis.from_source(parse_text(text, path))
     out: list[StepOutcome] = []
+    current = judge(text) if judge is not None else None
     for step in steps:
         module_name = _pass_module(step)
         if module_name is None:
@@ -68,7 +67,7 @@ def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int |
             continue
         module = importlib.import_module(module_name)
         try:
-            result = module.apply(analysis, {"loop": loop, "max_n": max_n, "spread": spread, "factor": None})
+            result = module.apply(analysis, dict(values))
         except FixRefused as exc:
             out.append(StepOutcome(step, False, f"skipped: {exc}", text))
             continue
@@ -77,12 +76,26 @@ def run_steps(path: str, text: str, steps, loop: str | None = None, max_n: int |
             continue
         from ..fixes.toolkit.pipeline import finish_pass
 
-        text, _ = finish_pass(module, text, result.text, path)
+        new, _ = finish_pass(module, text, result.text, path)
+        predicted = judge(new) if judge is not None else None
+        if current is not None and predicted is not None and predicted.predicted_ms >= current.predicted_ms:
+            out.append(StepOutcome(step, False, f"skipped: predicted {predicted.predicted_ms:.3f} ms, no faster than "
+                                                f"{current.predicted_ms:.3f} ms before it", text))
+            continue
+        text = new
+        current = predicted if predicted is not None else current
         analysis = Analysis.from_source(parse_text(text, path))
         first = (result.summary or "").strip().splitlines()
-        out.append(StepOutcome(step, True, first[0] if first else "applied", text,
+        out.append(StepOutcome(step, True, first[0] if first else "applied", text, estimate=predicted,
                                sizes=tuple(getattr(module, "VALIDATE_SIZES", (256,)))))
     return out
+
+
+def sample_text(geo, count: int) -> str:
+    """'8 of 1024 workgroups: (0,0) ...': the workgroups the sampled validation runs."""
+    from ..validate.sampling import describe, sample_workgroups
+
+    return describe(sample_workgroups(geo.grid, count, 1), geo.grid)
 
 
 def _estimate_text(path: str, text: str, n: int, geo):
@@ -95,21 +108,22 @@ def _estimate_text(path: str, text: str, n: int, geo):
 
 
 def table(rows: list[StepOutcome]) -> str:
-    head = (f"{'step':11s} {'VOPD share':>10s} {'bank stalls':>11s} {'instr':>6s} {'VGPRs':>5s} {'SGPRs':>5s} "
+    w = max([11] + [len(r.step) for r in rows])
+    head = (f"{'step':{w}s} {'VOPD share':>10s} {'bank stalls':>11s} {'instr':>6s} {'VGPRs':>5s} {'SGPRs':>5s} "
             f"{'waves':>5s} {'ms':>7s} {'TFLOP/s':>7s}  result")
-    sub = (f"{'':11s} {'of FMAs':>10s} {'per k step':>11s} {'/k':>6s} {'':5s} {'':5s} {'/SIMD':>5s}")
+    sub = (f"{'':{w}s} {'of FMAs':>10s} {'per k step':>11s} {'/k':>6s} {'':5s} {'':5s} {'/SIMD':>5s}")
     lines = [head, sub]
     for r in rows:
         e = r.estimate
         if e is None:
-            lines.append(f"{r.step:11s} {'':>10s} {'':>11s} {'':>6s} {'':>5s} {'':>5s} {'':>5s} {'':>7s} {'':>7s}  {r.note}")
+            lines.append(f"{r.step:{w}s} {'':>10s} {'':>11s} {'':>6s} {'':>5s} {'':>5s} {'':>5s} {'':>7s} {'':>7s}  {r.note}")
             continue
         per = e.mix.per(e.n)
         share = e.mix.vopd_share
         share_s = f"{100 * share:.1f}%" if share is not None else "-"
         sg = e.sgprs if e.sgprs is not None else "-"
         tf = f"{e.tflops:.1f}" if e.tflops else "-"
-        lines.append(f"{r.step:11s} {share_s:>10s} {per['bank_stall_cycles']:11.1f} {per['instructions']:6.1f} "
+        lines.append(f"{r.step:{w}s} {share_s:>10s} {per['bank_stall_cycles']:11.1f} {per['instructions']:6.1f} "
                      f"{e.residency.vgprs:5d} {sg!s:>5s} {e.occupancy_waves:5g} {e.predicted_ms:7.3f} {tf:>7s}  {r.note}")
     return "\n".join(lines)
 
@@ -120,22 +134,24 @@ def table(rows: list[StepOutcome]) -> str:
 @click.option("--steps", "steps_text", default=",".join(STEPS), show_default=True,
               help="Comma-separated passes to run in order.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the input and the result.")
-@click.option("--loop", "loop_label", help="Loop header label for the loop passes (default: the hottest loop).")
 @click.option("--gemm", "gemm_n", type=int, multiple=True,
               help="Matrix size for validating the result in the emulator (repeatable; default: the sizes the "
                    "applied passes ask for, 256 and for batch-gmem 384 as well).")
 @click.option("--estimate-n", "estimate_n", type=int, default=4096, show_default=True,
               help="Matrix size N of the predicted times.")
-@click.option("--max-n", "max_n", type=click.IntRange(min=1), default=DEFAULT_MAX_N, show_default=True,
-              help="batch-gmem: the largest N the result must support (its 32-bit byte offsets).")
-@click.option("--spread", is_flag=True, help="batch-gmem: spread the global loads over the loop body in groups of 2.")
+@apply_all(option_decorators([p for p in registry.PASSES if p.in_optimize], for_optimize=True))
 @click.option("--no-validate", is_flag=True, help="Skip assembling and emulating the result.")
+@click.option("--workgroups", "sample", type=click.IntRange(min=0), default=8, show_default=True,
+              help="Also validate at the --estimate-n size on this many sampled workgroups (their whole K "
+                   "loop); 0 skips it.")
+@click.option("--keep-every-step", is_flag=True,
+              help="Keep a step whose predicted time is no better than before it (by default it is undone).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--grid", help="Workgroups X[,Y[,Z]] of the launch (default N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] of the launch (default: kernels.json, the "
                               "kernel's .reqd_workgroup_size, else 128).")
-def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n, max_n, spread, no_validate, fmt,
-            grid, block):
+def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate, sample, keep_every_step, fmt, grid,
+            block, **given):
     """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
     from ..estimate import EstimateError
     from ..validate.gemm import GemmError, geometry, required_block
@@ -167,33 +183,44 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
         geo = geometry(path, estimate_n, grid_d, block_d, required_block(analysis.program))
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    if gemm_n and max(gemm_n) > max_n:
+    max_n = given.get("max_n")
+    if gemm_n and max_n is not None and max(gemm_n) > max_n:
         fail(f"--gemm {max(gemm_n)} is larger than --max-n {max_n}")
-    rows = [StepOutcome("input", False, "", original)] + run_steps(path, original, steps, loop_label, max_n, spread)
-    final = rows[-1].text
-    previous = None
+    problems: dict[str, str] = {}
+
+    def judge(text: str):
+        try:
+            return _estimate_text(path, text, estimate_n, geo)
+        except EstimateError as exc:
+            problems[text] = str(exc)
+            return None
+
+    rows = [StepOutcome("input", False, "", original, judge(original))]
+    rows += run_steps(path, original, steps, given, None if keep_every_step else judge)
+    final = [r for r in rows if r.step == "input" or r.applied][-1].text
     for r in rows:
         if r.step != "input" and not r.applied:
             continue
-        if previous is not None and r.text == previous.text:
-            r.estimate = previous.estimate
-        else:
-            try:
-                r.estimate = _estimate_text(path, r.text, estimate_n, geo)
-            except EstimateError as exc:
-                r.note = (r.note + "; " if r.note else "") + f"no estimate: {exc}"
-        previous = r
+        if r.estimate is None and r.text not in problems:
+            r.estimate = judge(r.text)
+        if r.estimate is None and r.text in problems:
+            r.note = (r.note + "; " if r.note else "") + f"no estimate: {problems[r.text]}"
     verdict = None
     sizes = sorted(set(gemm_n) or {n for r in rows if r.applied for n in r.sizes} or {256})
+    sampled = None
+    if sample and estimate_n not in sizes and grid_d is None:
+        sampled = sample_text(geo, sample)
     if final != original and not no_validate:
         from ..fixes.toolkit.pipeline import validate
 
-        for n in sizes:
-            with (progress(f"validating the result (GEMM N={n})") if fmt != "json" else nullcontext()) as shown:
-                def stage(what, n=n, shown=shown):
+        runs = [(n, None) for n in sizes] + ([(estimate_n, sample)] if sampled else [])
+        for n, k in runs:
+            what = f"GEMM N={n}" + (f", {k} sampled workgroups" if k else "")
+            with (progress(f"validating the result ({what})") if fmt != "json" else nullcontext()) as shown:
+                def stage(text, what=what, shown=shown):
                     if shown is not None:
-                        shown.update(f"validating N={n}: {what}")
-                verdict = validate(path, original, final, n, grid=grid_d, block=block_d, stage=stage)
+                        shown.update(f"validating {what}: {text}")
+                verdict = validate(path, original, final, n, grid=grid_d, block=block_d, stage=stage, workgroups=k)
             if verdict is not None:
                 break
     if fmt == "json":
@@ -202,6 +229,7 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
             "validation_error": verdict,
             "steps": [{"step": r.step, "applied": r.applied, "note": r.note,
                        "estimate": r.estimate.to_json() if r.estimate is not None else None} for r in rows],
+            "sampled_validation": sampled,
         }, indent=2))
     else:
         click.echo(table(rows))
@@ -211,8 +239,9 @@ def command(path, output, steps_text, show_diff, loop_label, gemm_n, estimate_n,
     if final == original:
         click.echo("isalint: no step applied; nothing to change", err=True)
     elif not no_validate:
+        more = f"; N={estimate_n} on {sampled}" if sampled else ""
         click.echo(f"isalint: validated: the result computes what {path} computes (GEMM N="
-                   f"{', '.join(map(str, sizes))} in the emulator, bit-identical)", err=True)
+                   f"{', '.join(map(str, sizes))} in the emulator, bit-identical{more})", err=True)
     if show_diff:
         click.echo(unified_diff(original, final, path, output), nl=False)
     if destination is not None:

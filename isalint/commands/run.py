@@ -25,6 +25,9 @@ from .common import fail
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
                               ".reqd_workgroup_size, or 128).")
+@click.option("--workgroups", "sample", type=click.IntRange(min=1),
+              help="With --gemm: run only K workgroups of the grid (the four corners, the centre, then random "
+                   "ones chosen with --seed), each through its whole K loop, and check their tiles of C.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
 @click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
@@ -32,7 +35,7 @@ from .common import fail
               help="With --gemm: the A, B and C matrices (N x N float32 .npy files; A and B float16 for an "
                    "fp16 GEMM) instead of random ones.")
 @click.option("--save", "save_path", metavar="C.npy", help="With --gemm: write the resulting C (N x N float32) there.")
-def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name, latency, inputs, save_path):
+def command(path, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, kernel_name, latency, inputs, save_path):
     """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
@@ -48,6 +51,8 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
         fail(str(exc))
     if (inputs or save_path) and gemm_n is None:
         fail("--inputs and --save need --gemm N")
+    if sample is not None and gemm_n is None:
+        fail("--workgroups needs --gemm N")
     if save_path:  # checked before the run, which may take minutes
         from ..fixes.toolkit.destination import DestinationError, check_destination
 
@@ -70,9 +75,10 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
             if buffers:
                 fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
             make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values, matrices,
-                                               required=eq.gemm_mod.required_block(prog, kernel_name))
+                                               required=eq.gemm_mod.required_block(prog, kernel_name),
+                                               workgroups=sample)
             what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
-                    f"block {'x'.join(map(str, geo.block))} ({geo.source})")
+                    f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}")
         else:
             make = generic_launcher(grid_d, block_d, values, buffers)
             what = f"grid {'x'.join(map(str, grid_d))}, block {'x'.join(map(str, block_d))}"
@@ -101,7 +107,10 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, seed, kernel_name
 
     if save_path:
         _save(save_path, result.buffers["c"], gemm_n)
-    chk = check_against_numpy(prob, result.buffers["c"])
+    from ..validate.sampling import gemm_tiles
+
+    tiles = gemm_tiles(gemm_n, geo.grid, geo.workgroups) if geo.workgroups is not None else None
+    chk = check_against_numpy(prob, result.buffers["c"], tiles)
     click.echo(f"{path}: {'OK' if chk.ok else 'MISMATCH'}: {chk.describe()}")
     click.echo(f"  ({what}; {timing})")
     sys.exit(0 if chk.ok else 1)

@@ -28,6 +28,9 @@ from .progress import progress
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
                               ".reqd_workgroup_size, or 128).")
+@click.option("--workgroups", "sample", type=click.IntRange(min=1),
+              help="With --gemm: run only K workgroups of the grid (the four corners, the centre, then random "
+                   "ones chosen with --seed), each through its whole K loop, and check their tiles of C.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of inputs, garbage and memory delays.")
 @click.option("--device", type=click.Choice(["emu", "hip"]), default="emu", show_default=True)
 @click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
@@ -35,8 +38,8 @@ from .progress import progress
                                 "(complete only when waited for).")
 @click.option("--toolchain", "toolchain_kind", help="auto, rocm, llvm, zig, or a path to llvm-mc.")
 @click.option("--repeats", type=int, default=20, show_default=True, help="Timed launches per kernel (--device hip).")
-def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, seed, device, kernel_name, latency,
-            toolchain_kind, repeats):
+def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, device, kernel_name,
+            latency, toolchain_kind, repeats):
     """Validate CANDIDATE against ORIGINAL: exit 0 equal, 1 different, 2 error."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
@@ -51,6 +54,8 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
         values, buffers = parse_args(arg_items, seed)
     except UsageError as exc:
         fail(str(exc))
+    if sample is not None and gemm_n is None:
+        fail("--workgroups needs --gemm N")
 
     t0 = time.perf_counter()
     try:
@@ -83,13 +88,14 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, se
     try:
         if gemm_n is not None:
             make, prob, geo = eq.gemm_launcher(original, gemm_n, alpha, beta, seed, grid_d, block_d, values,
-                                               required=eq.gemm_mod.required_block(orig, kernel_name))
+                                               required=eq.gemm_mod.required_block(orig, kernel_name),
+                                               workgroups=sample)
             if buffers:
                 fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
             shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")}
-            check = eq.gemm_check(prob)
+            check = eq.gemm_check(prob, geo)
             what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
-                    f"block {'x'.join(map(str, geo.block))} ({geo.source}); seed {seed}")
+                    f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}; seed {seed}")
         else:
             make = generic_launcher(grid_d, block_d, values, buffers)
             what = f"grid {'x'.join(map(str, grid_d))}, block {'x'.join(map(str, block_d))}; seed {seed}"

@@ -5,20 +5,17 @@ A pass is a module (``metadata``) or, when it needs several, a package (``dual_f
 when it cannot prove its rewrite safe. A pass that may change metadata only sets
 ``ONLY_METADATA = True`` (its result is then validated by comparing machine code); one whose code
 depends on the GEMM size at run time sets ``VALIDATE_SIZES`` (validated at each of those sizes).
-Passes use :mod:`isalint.fixes.toolkit` and the model, never another pass. :data:`PASSES` lists them by the
-name of their ``isalint fix`` option.
+Passes use :mod:`isalint.fixes.toolkit` and the model, never another pass. Each is declared once in
+:mod:`isalint.fixes.registry` (:data:`PASSES`: name, help, options, order), from which ``isalint fix``
+and ``isalint optimize`` build their command lines.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PASSES = {
-    "dual_fmac": "isalint.fixes.dual_fmac",
-    "unroll": "isalint.fixes.unroll",
-    "batch_gmem": "isalint.fixes.batch_gmem",
-    "delay_alu": "isalint.fixes.delay_alu",
-    "metadata": "isalint.fixes.metadata",
-}
+from .registry import PASSES, Pass, by_name
+
+__all__ = ["PASSES", "Pass", "by_name", "FixRefused", "FixResult"]
 
 
 class FixRefused(Exception):

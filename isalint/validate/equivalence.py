@@ -183,16 +183,31 @@ def _compare(ro, rc, shapes, check, times) -> Outcome:
 
 
 def _workgroups(launch) -> str:
-    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    return f"{n} workgroup{'s' if n != 1 else ''} of {launch.block[0] * launch.block[1] * launch.block[2]} threads"
+    n = len(launch.workgroup_ids())
+    total = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    of = f" (sampled of {total})" if n != total else ""
+    return f"{n} workgroup{'s' if n != 1 else ''}{of} of {launch.block[0] * launch.block[1] * launch.block[2]} threads"
 
 
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
-                  overrides: dict | None = None, inputs: tuple | None = None, required=None):
+                  overrides: dict | None = None, inputs: tuple | None = None, required=None,
+                  workgroups: int | None = None):
     """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
     the A, B, C matrices to use instead of seeded random ones; ``required``: the kernel's
-    ``.reqd_workgroup_size``."""
+    ``.reqd_workgroup_size``; ``workgroups``: run only that many of the grid's workgroups, chosen by
+    :func:`isalint.validate.sampling.sample_workgroups` with ``seed`` (``geometry.workgroups``)."""
+    from .sampling import gemm_tiles, sample_workgroups
+
     geo = gemm_mod.geometry(path, n, grid, block, required)
+    if workgroups is not None:
+        geo = replace(geo, workgroups=sample_workgroups(geo.grid, workgroups, seed))
+        if geo.workgroups is not None:
+            if geo.abi not in ("gemm", "gemm_f16"):
+                raise gemm_mod.GemmError(f"{path}: --workgroups samples a GEMM's tiles of C; ABI '{geo.abi}' has none")
+            try:
+                gemm_tiles(n, geo.grid, geo.workgroups)
+            except ValueError as exc:
+                raise gemm_mod.GemmError(f"--workgroups: {exc}") from None
     prob = gemm_mod.problem(n, alpha, beta, seed, geo.abi)
     if inputs is not None:
         for name, m, want in zip("ABC", inputs, gemm_mod.input_dtypes(geo.abi)):
@@ -208,24 +223,32 @@ def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=
         args = prob.args(kernel.kernel)
         for k, v in (overrides or {}).items():
             args[k] = v
-        return Launch(geo.grid, geo.block, args, prob.buffers())
+        return Launch(geo.grid, geo.block, args, prob.buffers(), geo.workgroups)
     return make, prob, geo
 
 
-def gemm_check(prob):
+def gemm_check(prob, geo=None):
+    """C against numpy; for a sampled launch (``geo.workgroups``), the tiles of the workgroups run."""
+    tiles = None
+    if geo is not None and geo.workgroups is not None:
+        from .sampling import gemm_tiles
+
+        tiles = gemm_tiles(prob.n, geo.grid, geo.workgroups)
+
     def check(result):
-        c = gemm_mod.check_against_numpy(prob, result.buffers["c"])
+        c = gemm_mod.check_against_numpy(prob, result.buffers["c"], tiles)
         return c.ok, c.describe()
     return check
 
 
 def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: int = 256, grid=None,
-                  block=None, stage=None) -> str | None:
+                  block=None, stage=None, workgroups: int | None = None) -> str | None:
     """None when the candidate is proven to compute what the original computes, else why not.
 
     Both texts must assemble with a gfx11 toolchain; a kernel with the GEMM ABI is then emulated
     at size ``gemm_n`` (with beta = 0 and beta != 0) and its buffers compared bit for bit, launched
-    with ``grid``/``block`` (default: see :func:`isalint.validate.gemm.geometry`).
+    with ``grid``/``block`` (default: see :func:`isalint.validate.gemm.geometry`); ``workgroups``:
+    only that many of them, sampled (:mod:`isalint.validate.sampling`).
     """
     from ..parse.source import InputError
     from .toolchain import ToolchainError, ToolchainNotFound, find_toolchain
@@ -255,11 +278,11 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
     for alpha, beta in cases:
         try:
             make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1, grid=grid, block=block,
-                                            required=gemm_mod.required_block(orig))
+                                            required=gemm_mod.required_block(orig), workgroups=workgroups)
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
         makers.append(make)
-        checks.append(gemm_check(prob))
+        checks.append(gemm_check(prob, geo))
         geos.append(geo)
     cases_text = " and ".join(f"alpha={a:g}, beta={b:g}" for a, b in cases)
     outs = validate_pairs(orig, cand, makers, seed=1, checks=checks,
@@ -267,6 +290,14 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
                           stage=lambda text: stage(f"GEMM N={gemm_n}, {cases_text}: {text}"))
     for out, (alpha, beta), geo in zip(outs, cases, geos):
         if out.status != EQUAL:
+            sample = "" if geo.workgroups is None else f"; {sampling_text(geo)}"
             return (f"{out.message} (GEMM N={gemm_n}, alpha={alpha}, beta={beta}; grid {'x'.join(map(str, geo.grid))}, "
-                    f"block {'x'.join(map(str, geo.block))}: {geo.source})")
+                    f"block {'x'.join(map(str, geo.block))}: {geo.source}{sample})")
     return None
+
+
+def sampling_text(geo) -> str:
+    """Which workgroups a GEMM launch runs: '8 of 1024 workgroups: (0,0) (31,0) ...'."""
+    from .sampling import describe
+
+    return describe(geo.workgroups, geo.grid)

@@ -37,6 +37,7 @@ class Geometry:
     block: tuple[int, int, int]
     source: str  # where it came from
     abi: str = "gemm"  # one of ABIS
+    workgroups: tuple | None = None  # the workgroups a sampled run emulates (None: all)
 
 
 ABIS = ("gemm", "gemm_f16", "transpose")
@@ -157,25 +158,25 @@ class GemmProblem:
         vals = ["a", "b", "c", int(self.n), float(self.alpha), float(self.beta)]
         return dict(zip(names, vals))
 
-    def reference(self) -> np.ndarray:
+    def reference(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
+        """alpha*A*B + beta*C in float64 (of the block ``rows`` x ``cols`` only, when given)."""
         a = self.a.astype(np.float64)
         if self.abi == "transpose":
-            prod = a.T
+            prod = a.T[rows, cols]
         else:
-            prod = a @ self.b.astype(np.float64)
-        return self.alpha * prod + self.beta * self.c.astype(np.float64)
+            prod = a[rows] @ self.b[:, cols].astype(np.float64)
+        return self.alpha * prod + self.beta * self.c[rows, cols].astype(np.float64)
 
-    def tolerance(self) -> np.ndarray:
+    def tolerance(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
         """Per-element bound on fp32 rounding error (|alpha| |A||B| + |beta C|) * (N + 2) * 2^-24."""
         u = 2.0 ** -24
-        a = np.abs(self.a.astype(np.float64))
         if self.abi == "transpose":
-            mag = abs(self.alpha) * a.T
+            mag = abs(self.alpha) * np.abs(self.a.astype(np.float64)).T[rows, cols]
             k = 2
         else:
-            mag = abs(self.alpha) * (a @ np.abs(self.b.astype(np.float64)))
+            mag = abs(self.alpha) * (np.abs(self.a[rows].astype(np.float64)) @ np.abs(self.b[:, cols].astype(np.float64)))
             k = self.n + 2
-        return (mag + abs(self.beta) * np.abs(self.c.astype(np.float64))) * k * u + 1e-30
+        return (mag + abs(self.beta) * np.abs(self.c[rows, cols].astype(np.float64))) * k * u + 1e-30
 
 
 def problem(n: int, alpha: float = 1.0, beta: float = 0.0, seed: int = 0, abi: str = "gemm") -> GemmProblem:
@@ -208,23 +209,49 @@ class Check:
     got: float
     want: float
     bad: int
+    stray: str = ""  # set when C changed where no workgroup run owns it
 
     def describe(self) -> str:
         i, j = self.worst
         if self.ok:
             return f"matches numpy (max |error| {self.max_error:.3g})"
+        if self.stray:
+            return (f"{self.bad} element(s) of C changed {self.stray}; first C[{i},{j}] = {self.got!r}, "
+                    f"was {self.want!r}")
         return (f"{self.bad} element(s) differ from numpy beyond fp32 rounding; worst C[{i},{j}] = {self.got!r}, "
                 f"numpy {self.want!r}")
 
 
-def check_against_numpy(prob: GemmProblem, c_bytes: np.ndarray) -> Check:
+def check_against_numpy(prob: GemmProblem, c_bytes: np.ndarray, tiles=None) -> Check:
+    """C against numpy: all of it, or (``tiles``: the (row0, row1, col0, col1) blocks a sampled run's
+    workgroups own) those blocks, the rest of C left as it was given."""
     n = prob.n
-    got = np.frombuffer(c_bytes.tobytes(), dtype=np.float32)[: n * n].reshape(n, n).astype(np.float64)
-    ref = prob.reference()
+    c = np.frombuffer(c_bytes.tobytes(), dtype=np.float32)[: n * n].reshape(n, n)
+    if tiles is None:
+        return _check_block(prob, c, slice(None), slice(None), 0, 0)
+    owned = np.zeros((n, n), bool)
+    checks = []
+    for r0, r1, c0, c1 in tiles:
+        owned[r0:r1, c0:c1] = True
+        checks.append(_check_block(prob, c, slice(r0, r1), slice(c0, c1), r0, c0))
+    stray = np.nonzero((c.view(np.uint32) != prob.c.view(np.uint32)) & ~owned)
+    if stray[0].size:
+        i, j = int(stray[0][0]), int(stray[1][0])
+        return Check(False, float("inf"), (i, j), float(c[i, j]), float(prob.c[i, j]), int(stray[0].size),
+                     "outside the tiles of the workgroups run")
+    bad = [ch for ch in checks if not ch.ok]
+    worst = max(bad or checks, key=lambda ch: ch.max_error)
+    return Check(not bad, max(ch.max_error for ch in checks), worst.worst, worst.got, worst.want,
+                 sum(ch.bad for ch in checks))
+
+
+def _check_block(prob: GemmProblem, c: np.ndarray, rows, cols, r0: int, c0: int) -> Check:
+    got = c[rows, cols].astype(np.float64)
+    ref = prob.reference(rows, cols)
     err = np.abs(got - ref)
     err = np.where(np.isnan(got), np.inf, err)
-    tol = prob.tolerance()
+    tol = prob.tolerance(rows, cols)
     over = err > tol
     worst = np.unravel_index(int(np.argmax(err / tol)), err.shape)
-    return Check(not over.any(), float(np.max(err)) if err.size else 0.0, (int(worst[0]), int(worst[1])),
-                 float(got[worst]), float(ref[worst]), int(over.sum()))
+    return Check(not over.any(), float(np.max(err)) if err.size else 0.0,
+                 (r0 + int(worst[0]), c0 + int(worst[1])), float(got[worst]), float(ref[worst]), int(over.sum()))

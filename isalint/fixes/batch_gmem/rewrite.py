@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ...model.affine.poly import Poly
 from .. import FixRefused
 from ..toolkit import Edits, indent_of_text, rewritten_view
+from ..toolkit.loops import preheader, scc_dead
 from .emit_salu import Point, Registers, SaluWriter, _lit
 from .emit_valu import ValuWriter
 from .registers import dead_chain, free_over, sgpr_ceiling
@@ -32,31 +33,13 @@ class Layout:
     setup: list[str] = field(default_factory=list)  # SALU then VALU lines before the loop
 
 
-def preheader(analysis, loop) -> tuple[int, bool]:
-    """(index, after): where the setup goes in the loop's single preheader, before its branch to the
-    loop or after its last instruction when it falls through into the loop."""
-    cfg, program = analysis.cfg, analysis.program
-    outside = [p for p in cfg.blocks[loop.header].preds if p not in loop.blocks]
-    label = cfg.blocks[loop.header].label or f"line {program.instrs[cfg.blocks[loop.header].first].lineno}"
-    if len(outside) != 1:
-        raise FixRefused(f"{program.path}: the loop at {label} is entered from {len(outside)} places; the bases need "
-                         "one block before the loop to be computed in")
-    pre = cfg.blocks[outside[0]]
-    last = program.instrs[pre.last - 1] if pre.last > pre.first else None
-    if last is None or pre.succs != [loop.header] or (last.klass == "branch" and not last.is_unconditional_branch()):
-        where = f"line {last.lineno}" if last is not None else label
-        raise FixRefused(f"{program.path}: {where}: the block before the loop at {label} does not lead to it alone, "
-                         "so there is no place that runs once before the loop")
-    return pre.last - 1, not last.is_unconditional_branch()
-
-
 def layout(analysis, plan, limits) -> Layout:
     """Registers and setup code. The setup reads registers at the insertion point, which must then
     stay alive there (their definitions are kept, no base goes in them): repeated until the
     registers it reads no longer change."""
     program = analysis.program
     at, after = preheader(analysis, plan.loop)
-    _scc_dead(analysis, at, after)
+    scc_dead(analysis, at, after, "the bases would be computed before the loop")
     reads: set[str] = set()
     for _ in range(4):
         out, now = _attempt(analysis, plan, limits, at, after, reads)
@@ -65,17 +48,6 @@ def layout(analysis, plan, limits) -> Layout:
         reads |= now
     raise FixRefused(f"{program.path}:{program.instrs[at].lineno}: internal error: the setup code keeps "
                      "needing other registers")
-
-
-def _scc_dead(analysis, at: int, after: bool) -> None:
-    from ...model.liveness import liveness
-
-    lv = liveness(analysis.program)
-    live = lv.live_out(at) if after else lv.live_in(at)
-    if "scc" in live:
-        ins = analysis.program.instrs[at]
-        raise FixRefused(f"{analysis.program.path}:{ins.lineno}: SCC is live where the bases would be computed "
-                         "before the loop")
 
 
 def _attempt(analysis, plan, limits, at: int, after_pre: bool, reads: set[str]) -> tuple[Layout, set[str]]:

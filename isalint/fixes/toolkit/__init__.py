@@ -47,23 +47,41 @@ Waits (:mod:`.waits`)
     ``state_leaving(analysis, block)``; ``plan_at_slots(seq, slots, entry)`` /
     ``plan_loop_at_slots(...)`` (waits re-derived at the places the code waited),
     ``wait_to_cover(new_state, old_state)`` (where new code rejoins old), ``wait_lines(indent, thr)``.
+LDS offsets and code size (:mod:`.dsoffset`, :mod:`.codesize`)
+    ``dsoffset.foldable(ins)``, ``address_operand(ins)``, ``offsets(ins)`` (bytes, by field),
+    ``folded_fields(ins, constant)`` (the fields that add ``constant`` bytes, None when they do not fit),
+    ``rewrite(ins, text, base, fields)``; ``codesize.code_bytes(instrs)`` against ``BUDGET_BYTES`` (half
+    the instruction cache).
+Loops (:mod:`.loops`)
+    ``preheader(analysis, loop) -> (index, after)``: the one point that runs once before the loop;
+    ``scc_dead(analysis, at, after, what)``.
 Verify (:mod:`.verify`)
     ``reparse(text, path) -> Analysis``, ``check_understood(ins)``, ``check_vopd(ins)``,
     ``check_no_new_wait_hazards(old_program, new_program)``: "internal error" refusals.
-Pipeline (:mod:`.pipeline`) — used by ``isalint fix``
+Pipeline (:mod:`.pipeline`) — used by ``isalint fix`` and ``isalint optimize``
     ``run_passes(analysis, names, options) -> Outcome`` (original, text, summaries, refused,
-    only_metadata); ``validate(path, original, candidate, gemm_n, code_unchanged)`` (assemble and compare
-    machine code, or emulate both, :mod:`isalint.validate`); ``validator_missing()``;
+    only_metadata; ``names`` as the registry spells them, ``dual-fmac``); ``finish_pass(module, before,
+    text, path)`` (the hints a pass's new code needs); ``validate(path, original, candidate, gemm_n,
+    code_unchanged)`` (assemble and compare machine code, or emulate both, :mod:`isalint.validate`);
+    ``validator_missing()``;
     ``write_atomic(target, text)``.
 Destination (:mod:`.destination`) — used by ``isalint fix`` and ``isalint assemble``
     ``check_destination(target)`` before any work (regular file or none, through symlinks, in a
     directory where a file can be created), ``write(dest, data)`` (temporary file and rename, mode kept
     or from the umask), ``holds(dest, data)``.
 
-A new pass adds its module or package under :mod:`isalint.fixes`, a line to
-:data:`isalint.fixes.PASSES` and its option to :mod:`isalint.commands.fix`; it imports from the model,
-:mod:`isalint.hw` and this toolkit, never from another pass. A minimal one, which zeroes a free SGPR
-pair on every edge into a loop::
+Adding a pass: write its module or package under :mod:`isalint.fixes` (``apply``, and ``VALIDATE_SIZES``,
+``ONLY_METADATA`` or ``WRITES_HINTS`` when they apply) and add one entry to
+:data:`isalint.fixes.registry.PASSES`: its name, help and options, in the place of the chain where
+it runs. ``isalint fix`` gets its flag and options from there, ``isalint optimize`` its step (unless
+``in_optimize=False``), both their help, and the pipeline its order; nothing else names a pass. Its
+options reach ``apply`` in ``options`` by their ``dest`` (``--max-n`` as ``max_n``), with the
+defaults the registry gives, and a command line that gives a pass's own option without the pass
+is a usage error naming the pass. A pass imports from the model, :mod:`isalint.hw` and this
+toolkit, never from another pass. Its golden outputs go in ``fixtures/fixes/<name>/`` (an input,
+the expected output and the expected table, or the expected refusal; ``tests/test_golden_fixes.py``
+regenerates and compares them, ``python tests/test_golden_fixes.py --update`` rewrites them).
+A minimal pass, which zeroes a free SGPR pair on every edge into a loop::
 
     def apply(analysis, options):
         program, cfg = analysis.program, analysis.cfg

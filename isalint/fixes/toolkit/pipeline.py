@@ -13,7 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from .. import PASSES, FixRefused
+from .. import FixRefused, by_name
 
 
 @dataclass
@@ -32,14 +32,15 @@ class Outcome:
 
 
 def run_passes(analysis, names: list[str], options: dict) -> Outcome:
-    """Run the passes ``names`` (keys of :data:`isalint.fixes.PASSES`) in order on ``analysis``."""
+    """Run the passes ``names`` (:data:`isalint.fixes.registry.PASSES`, e.g. ``dual-fmac``) in that order
+    on ``analysis``; the refusal, if any, names the pass as given."""
     from ...analysis import Analysis
     from ...parse.source import parse_text
 
     path = analysis.program.path
     original = analysis.program.source.render()
     out = Outcome(original, original)
-    modules = [importlib.import_module(PASSES[name]) for name in names]
+    modules = [importlib.import_module(by_name(name).module) for name in names]
     out.only_metadata = all(getattr(m, "ONLY_METADATA", False) for m in modules)
     out.only_hints = not out.only_metadata and all(
         getattr(m, "ONLY_METADATA", False) or getattr(m, "WRITES_HINTS", False) for m in modules)
@@ -74,13 +75,14 @@ def finish_pass(module, before: str, text: str, path: str) -> tuple[str, list[st
 
 
 def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchanged: bool = False,
-             grid=None, block=None, stage=None, hints_only: bool = False) -> str | None:
+             grid=None, block=None, stage=None, hints_only: bool = False, workgroups: int | None = None) -> str | None:
     """None when the candidate is proven equal to the original, else the reason it is not.
 
     A rewrite that only changes metadata must leave the machine code byte-identical: both files are
     assembled and their ``.text`` sections compared. Other rewrites are run against the original in
     the emulator, launched with ``grid``/``block`` (default: the kernel's ``.reqd_workgroup_size``,
-    else 128 threads on N/128 x N/128 workgroups).
+    else 128 threads on N/128 x N/128 workgroups); ``workgroups``: only that many of them, sampled
+    (:mod:`isalint.validate.sampling`).
     """
     if code_unchanged:
         return _same_code(path, original, candidate)
@@ -97,7 +99,7 @@ def validate(path: str, original: str, candidate: str, gemm_n: int, code_unchang
     except ImportError:
         return "the validator is not available in this installation"
     return equivalence.check_rewrite(path, original, candidate, gemm_n=gemm_n, grid=grid, block=block,
-                                     stage=stage)
+                                     stage=stage, workgroups=workgroups)
 
 
 def _assembled_code(path: str, name: str, source: str) -> tuple[bytes | None, str | None]:

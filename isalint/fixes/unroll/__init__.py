@@ -13,7 +13,7 @@ never touched):
    trip count from the induction variable and the compare.
 2. :mod:`.copies` emits ``--factor`` copies (default: all iterations) with the loop control
    removed and the constant address steps deferred into LDS offsets (:mod:`.deferred`,
-   :mod:`.dsoffset`); values the code after the loop reads are brought up to date on exit.
+   :mod:`isalint.fixes.toolkit.dsoffset`); values the code after the loop reads are brought up to date on exit.
 3. :mod:`.waits` places every ``lgkmcnt``/``vmcnt`` wait again from the counters;
    :mod:`.hints` re-derives ``s_delay_alu`` and ``s_clause`` and prunes redundant ``s_setprio``.
 4. The loop's lines are replaced, the register counts rewritten, and the result re-parsed
@@ -25,7 +25,8 @@ from ...model.loop_counter import signed
 from .. import FixRefused, FixResult
 from ..toolkit import (check_no_new_wait_hazards, check_understood, highest_register, indent_of_text, plan_at_slots,
                        plan_loop_at_slots, refresh_counts, reparse, wait_lines, wait_to_cover)
-from . import codesize, copies, hints, numbers, render, waits
+from ..toolkit import codesize
+from . import copies, hints, numbers, render, waits
 from .control import LoopControl, prove, where
 
 __all__ = ["apply"]

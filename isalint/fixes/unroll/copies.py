@@ -5,7 +5,7 @@ needs: the compare and the back edge (kept once per pass of a shorter loop with
 ``--factor``), the induction variable's add (its value is a known constant in every copy),
 and adds of a constant to an address register, whose constants travel as deferred values
 (:mod:`.deferred`) into the offsets of the LDS instructions that read them
-(:mod:`.dsoffset`). The waits of the re-derived counters, ``s_delay_alu`` and ``s_clause``
+(:mod:`isalint.fixes.toolkit.dsoffset`). The waits of the re-derived counters, ``s_delay_alu`` and ``s_clause``
 are left out here; :mod:`.waits` and :mod:`.hints` place them again.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ...model.liveness import liveness
 from ...model.loop_counter import constant_step
 from ..toolkit import indent_of_text
-from . import dsoffset, waits
+from ..toolkit import dsoffset
+from . import waits
 from .control import LoopControl, where
 from .deferred import Deferred, Value, is_sgpr, is_vgpr
 

@@ -292,8 +292,10 @@ class LaneAlgebra:
                 if all(y & need == 0 for y in b.lanes):
                     return Value(low)
                 if self.uniform_everywhere(b) is not None:
-                    # S & mask depends on S only: still one value per wave
-                    sym = self.fresh(f"({what})&{b.lanes[0]:#x}", 0, min(hi, b.lanes[0]), k)
+                    # S & mask depends on S only: still one value per wave, and the same value wherever
+                    # the same S is masked alike (so addresses built from it differ by known amounts)
+                    uniform = "+".join(f"{c}*{name}" for name, c in a.terms)
+                    sym = self.fresh(f"({uniform})&{b.lanes[0]:#x}", 0, min(hi, b.lanes[0]), k)
                     return Value(low, sym.terms)
         return self._fallback(what, a, b)
 

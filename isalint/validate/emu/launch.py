@@ -107,6 +107,16 @@ class Launch:
     block: tuple[int, int, int]  # work-items per workgroup
     args: dict  # arg name or index -> int/float/bytes or a buffer name (str) for pointers
     buffers: dict[str, np.ndarray] = field(default_factory=dict)  # name -> initial contents
+    # run only these workgroup ids of the grid (a sample of a launch too large to emulate whole); the
+    # kernel still sees the whole grid (its dispatch packet and hidden arguments)
+    workgroups: tuple[tuple[int, int, int], ...] | None = None
+
+    def workgroup_ids(self) -> list[tuple[int, int, int]]:
+        """The workgroups this launch runs, in the order the hardware would dispatch them."""
+        gx, gy, gz = self.grid
+        if self.workgroups is None:
+            return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        return list(self.workgroups)
 
 
 def _detach(payload):
@@ -409,11 +419,14 @@ class Kernel:
             if mfw and threads > int(mfw):
                 raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
                                   self.path)
+            outside = [w for w in launch.workgroup_ids() if not all(0 <= c < g for c, g in zip(w, launch.grid))]
+            if outside or (launch.workgroups is not None and not launch.workgroups):
+                raise LaunchError(f"workgroup {outside[0] if outside else '(none)'} is not one of the grid "
+                                  f"{launch.grid}", self.path)
         waves_per_wg = (threads + 31) // 32
         per_batch = max(1, max_waves // waves_per_wg)
         self._check_memory(launches, waves_per_wg, per_batch)
-        grids = [[(x, y, z) for z in range(l.grid[2]) for y in range(l.grid[1]) for x in range(l.grid[0])]
-                 for l in launches]
+        grids = [l.workgroup_ids() for l in launches]
         wgs = [(k, wg) for k, grid in enumerate(grids) for wg in grid]
         rng = np.random.default_rng(seed ^ 0x5EED)
         steps = 0
@@ -449,7 +462,7 @@ class Kernel:
         """LaunchError when the launches' scratch, LDS, registers and heap do not fit in memory."""
         from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
 
-        n_wg = sum(l.grid[0] * l.grid[1] * l.grid[2] for l in launches)
+        n_wg = sum(len(l.workgroup_ids()) for l in launches)
         buffers = sum(int(getattr(b, "nbytes", 0)) for l in launches for b in l.buffers.values())
         scratch = n_wg * waves_per_wg * 32 * ((self.private_size + 3) // 4 * 4)
         per_batch_bytes = per_batch * (self.lds_size + waves_per_wg * 32 * 4 * (self.nvgpr + 128))
