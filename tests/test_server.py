@@ -162,7 +162,10 @@ def test_quick_fixes_and_passes_are_validated_before_the_edit(tmp_path):
         # offered as an edit: the user is told why
         actions = await s.actions(uri, 0, only=["source"])
         names = [a.kind for a in actions]
-        assert names == [f"source.isalint.{p}" for p in ("dual_fmac", "unroll", "batch_gmem", "delay_alu", "metadata")]
+        from isalint.fixes import PASSES
+
+        assert names == [f"source.isalint.{p.name}" for p in PASSES]
+        assert names[:3] == ["source.isalint.dual-fmac", "source.isalint.unroll", "source.isalint.batch-gmem"]
         dual = await s.resolve(actions[0])
         assert dual.edit is None
         assert "fix --dual-fmac" in s.shown[-1] and "GEMM ABI" in s.shown[-1]

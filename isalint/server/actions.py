@@ -24,24 +24,24 @@ import re
 SUPPRESS = "quickfix"
 COMMAND = "isalint.applyFix"
 # rule code -> the pass whose change of the finding's lines is exactly the rule's fix
-EXACT = {"META001": "metadata", "DELAY001": "delay_alu"}
+EXACT = {"META001": "metadata", "DELAY001": "delay-alu"}
 _EOL = re.compile(r"\r\n|\n|\r")
 _DIRECTIVE = re.compile(r"isalint:\s*(disable-file|disable-next-line|disable)\s*=\s*"
                         r"[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*")
 
 
 def pass_flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+    return "--" + name
 
 
 def pass_of_fix(fix: str | None) -> str | None:
     """The :data:`isalint.fixes.PASSES` name of a rule's ``FIXABLE`` flag (``--dual-fmac``)."""
-    from ..fixes import PASSES
+    from ..fixes import by_name
 
     if not fix:
         return None
-    name = fix.strip().lstrip("-").replace("-", "_")
-    return name if name in PASSES else None
+    found = by_name(fix.strip().lstrip("-"))
+    return found.name if found is not None else None
 
 
 # ----------------------------------------------------------------------------- what is offered
@@ -101,7 +101,7 @@ def offers(outcome, first_line: int, last_line: int, kinds: list[str] | None = N
         if name is not None and (d.code not in EXACT or EXACT[d.code] != name):
             add(Offer(f"Rewrite with isalint fix {pass_flag(name)} (validated before the edit)", "quickfix",
                       d.code, d.line, fix={"pass": name}))
-    for name in PASSES:
+    for name in (p.name for p in PASSES):
         add(Offer(f"isalint fix {pass_flag(name)}: rewrite the file (validated before the edit)",
                   f"source.isalint.{name}", fix={"pass": name}))
     return out
@@ -155,12 +155,13 @@ def work_out(text: str, path: str, fix: dict) -> tuple[list[tuple], str]:
     """(edits, what was done) of the fix ``fix`` (an :class:`Offer`'s ``fix``) on ``text``, validated;
     FixFailed says why there is none."""
     from ..analysis import Analysis
-    from ..fixes import PASSES
+    from ..fixes import by_name
+    from ..fixes.registry import option_values
     from ..fixes.toolkit.pipeline import run_passes, validate, validator_missing
     from ..parse.source import InputError, parse_text
 
     name = fix.get("pass")
-    if name not in PASSES:
+    if not isinstance(name, str) or by_name(name) is None:
         raise FixFailed(f"no fix pass named {name!r}")
     flag = pass_flag(name)
     missing = validator_missing()
@@ -170,7 +171,7 @@ def work_out(text: str, path: str, fix: dict) -> tuple[list[tuple], str]:
         analysis = Analysis.from_source(parse_text(text, path))
     except InputError as exc:
         raise FixFailed(f"fix {flag}: {exc}") from None
-    outcome = run_passes(analysis, [name], {"loop": None, "factor": None, "max_n": None, "spread": False})
+    outcome = run_passes(analysis, [name], option_values({}, [by_name(name)]))
     if outcome.refused is not None:
         raise FixFailed(f"fix {flag} refused: {outcome.refused[1]}")
     if not outcome.changed:
