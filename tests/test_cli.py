@@ -229,6 +229,17 @@ def test_rules_and_explain():
     assert code == 2 and "unknown rule" in err
 
 
+def test_rules_through_a_pipe_is_one_row_per_line():
+    code, out, _ = run("rules")  # stdout is a pipe here
+    rules = json.loads(run("rules", "--format", "json")[1])
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + len(rules)
+    assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
+    for line, rule in zip(lines[1:], rules):
+        assert line.split()[:4] == [rule["code"], rule["name"], rule["severity"], rule["fix"] or "-"]
+        assert line.endswith("  " + rule["summary"])
+
+
 @pytest.mark.parametrize("path", sorted(KERNELS.rglob("*.s")) + ([KERNEL5] if KERNEL5.is_file() else []),
                          ids=lambda p: p.name)
 def test_no_parse_problems_on_real_compiler_output(path):
