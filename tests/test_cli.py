@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import KERNEL5, KERNELS
+from conftest import KERNEL5, KERNELS, REPO
 
 BAD_FMAC = "v_fmac_f32_e32 v[1:2], v3, v4\n"  # PARSE001: vdst is one register
 
@@ -160,10 +160,28 @@ def test_prose_is_not_assembly(tmp_path):
 
 
 def test_empty_and_missing_files(tmp_path):
-    f = tmp_path / "empty.s"
-    f.write_text("")
-    _assert_clean_error(*run("check", f), f, "no RDNA3 instruction")
+    # no code is no finding: an empty file, blank lines, comments only
+    for name, text in (("empty.s", ""), ("blank.s", "\n\n"), ("notes.s", "; nothing yet\n")):
+        f = tmp_path / "dir" / name
+        f.parent.mkdir(exist_ok=True)
+        f.write_text(text)
+        code, out, err = run("check", f)
+        assert (code, out, err) == (0, "1 file checked: no findings\n", ""), name
+    (tmp_path / "dir" / "k.s").write_bytes((KERNELS / "gemm_lds_padded.s").read_bytes())
+    code, out, err = run("check", tmp_path / "dir")
+    assert code == 1 and err == "" and out.splitlines()[-1].startswith("4 files checked: ")
     _assert_clean_error(*run("check", tmp_path / "missing.s"), tmp_path / "missing.s", "no such file")
+
+
+def test_a_kernel_with_an_empty_body_is_a_kernel():
+    """clang's output for a kernel whose code is unreachable: symbol, descriptor and metadata, no instruction."""
+    empty = REPO / "fixtures" / "inputs" / "empty_kernel.s"
+    assert "never:" in empty.read_text() and "s_endpgm" not in empty.read_text()
+    assert run("check", empty) == (0, "1 file checked: no findings\n", "")
+    code, out, err = run("dump", "--format", "json", empty)
+    assert (code, json.loads(out), err) == (0, [], "")
+    code, _, err = run("fix", "--metadata", "--diff", empty)
+    assert code == 0 and "every count already matches the code" in err
 
 
 def test_truncated_kernel_is_analyzed(kernel5, tmp_path):

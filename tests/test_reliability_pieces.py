@@ -85,12 +85,14 @@ def test_findings_beyond_the_cap_are_counted(tmp_path, monkeypatch):
     assert sorted(got.lines) == list(range(1, 11))
 
 
-def test_file_of_pieces_without_instructions_is_an_input_error(tmp_path, monkeypatch):
+def test_file_of_pieces_without_instructions(tmp_path, monkeypatch):
     from isalint.parse import InputError
 
-    path = tmp_path / "k.s"
-    path.write_text("; just words\n" * 50)
     monkeypatch.setattr(pieces_mod, "PIECE_LINES", 10)
+    path = tmp_path / "k.s"
+    path.write_text("; just words\n" * 50)  # no code, no finding: as when the file is analysed whole
+    assert check_file(str(path), ["PARSE001"], "gfx1100", registry.available()).findings == []
+    path.write_text("just words\n" * 50)  # prose
     with pytest.raises(InputError, match="no RDNA3 instruction found"):
         check_file(str(path), ["PARSE001"], "gfx1100", registry.available())
 

@@ -77,8 +77,8 @@ def rewrite_counts(analysis) -> tuple[str, list[str]]:
     edits = Edits(program)
     notes: list[str] = []
     for kernel in program.kernels:
-        if not kernel.descriptor:
-            continue
+        if not kernel.descriptor or kernel.first == kernel.last:
+            continue  # an empty body: LLVM's counts of no code are left as they are
         res = kernel_resources(program, kernel)
         if res.unknown:
             raise FixRefused(f"kernel {kernel.name}: {res.unknown[0]}, so the registers it uses are unknown")
