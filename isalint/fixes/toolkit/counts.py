@@ -62,8 +62,9 @@ def _targets(kernel, res, comments: dict, meta: dict, legacy: bool):
     if occ_field is not None and old_v is not None and old_v != vg:
         before = occupancy(kernel, vgprs=old_v, legacy=legacy)
         after = occupancy(kernel, vgprs=vg, legacy=legacy)
-        if before is not None and after is not None and before.waves == occ_field.value:
-            add(occ_field, after.waves, "Occupancy")
+        # the comment is the compiler's count (LLVM's model), kept as the compiler would write it
+        if before is not None and after is not None and before.compiler_waves == occ_field.value:
+            add(occ_field, after.compiler_waves, "Occupancy")
     return out
 
 
