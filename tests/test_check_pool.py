@@ -19,7 +19,8 @@ def test_map_ordered_keeps_the_jobs_order():
 
 
 @pytest.mark.skipif(parallel.usable_cpus() < 2, reason="one processor: the pool is never used")
-def test_pool_and_serial_report_the_same(monkeypatch):
+@pytest.mark.parametrize("formats", [("json",), pytest.param(("json", "text"), marks=pytest.mark.slow)])
+def test_pool_and_serial_report_the_same(monkeypatch, formats):
     paths = [str(p) for p in all_real_kernels()] + [str(p) for p in fixture_kernels()[:3]]  # a file twice
     used = []
     real = parallel.map_ordered
@@ -30,9 +31,9 @@ def test_pool_and_serial_report_the_same(monkeypatch):
 
     monkeypatch.setattr(parallel, "map_ordered", spy)
     monkeypatch.setattr(check, "POOL_MIN_BYTES", 10 ** 12)
-    serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in formats}
     assert not used
     monkeypatch.setattr(check, "POOL_MIN_BYTES", 0)
-    pooled = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    pooled = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in formats}
     assert used
     assert pooled == serial
