@@ -30,6 +30,19 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ISALINT_CACHE_DIR", str(tmp_path_factory.mktemp("isalint_cache")))
 
 
+def split_slow(items, fast, name=lambda item: item):
+    """``items`` as pytest parameters: those whose name is in ``fast`` run by default, the others only
+    in the slow run (``-m slow``)."""
+    return [item if name(item) in fast else pytest.param(item, marks=pytest.mark.slow) for item in items]
+
+
+# The kernels a per-kernel test runs on by default (the others under -m slow): the naive GEMM, the
+# kernel-5-style LDS GEMM, a register-tiled one, a WGP-mode one (worklog kernel 4), an LDS transpose,
+# the WMMA kernel and the real kernel5.s.
+REPRESENTATIVE = {"gemm_naive.s", "gemm_lds_padded.s", "gemm_register_tiled.s", "kernel4_gmem_db.s",
+                  "lds_transpose_conflict.s", "gemm_wmma_f16.s", "kernel5.s"}
+
+
 def fixture_kernels() -> list[Path]:
     return sorted(KERNELS.rglob("*.s"))
 

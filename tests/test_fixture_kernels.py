@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import REPRESENTATIVE, split_slow
 
 KERNELS = Path(__file__).resolve().parents[1] / "fixtures" / "kernels"
 ASM_FILES = sorted(p.name for p in KERNELS.glob("*.s"))
@@ -245,8 +246,9 @@ def test_grid_expressions():
 
 # cpu_check.cpp has no host version of the WMMA builtin: gemm_wmma_f16 is checked against numpy in
 # the emulator instead (tests/test_emu_wmma.py).
-@pytest.mark.parametrize("name", sorted(n for n in LAUNCH
-                                         if not n.endswith(".hipcc.s") and LAUNCH[n]["abi"] != "gemm_f16"))
+@pytest.mark.parametrize("name", split_slow(sorted(n for n in LAUNCH
+                                                    if not n.endswith(".hipcc.s") and LAUNCH[n]["abi"] != "gemm_f16"),
+                                             REPRESENTATIVE))
 def test_source_computes_what_kernels_json_says(name, tmp_path):
     if not CXX:
         pytest.skip("no host C++ compiler to run cpu_check.cpp")
