@@ -1,5 +1,5 @@
 """Fuzzing every command and the configuration with seeded, generated inputs (issue 10): over 5,000
-inputs in the slow run (``-m slow``; 1,150 in the default run), each ending with exit 0, 1 or 2 (130 when interrupted), no traceback and no
+inputs in the slow run (``-m slow``; 950 in the default run), each ending with exit 0, 1 or 2 (130 when interrupted), no traceback and no
 unforeseen exception (:mod:`isalint.failure`), JSON when JSON was asked for, within a time linear in the input and, for the
 runs in child processes, a peak memory linear in it too.
 
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 SEED = int(os.environ.get("ISALINT_FUZZ_SEED", "20241124"))
 KERNEL_INPUTS = 4_400  # the slow campaign (-m slow)
-KERNEL_INPUTS_FAST = 500  # the default run's: the same seed, the first inputs of the campaign
+KERNEL_INPUTS_FAST = 300  # the default run's: the same seed, the first inputs of the campaign
 CONFIG_INPUTS = 400
 LINE_INPUTS = 250
 
