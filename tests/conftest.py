@@ -4,8 +4,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests draw ``examples(n)`` examples: a quarter of n in the default run, all n under
+# `--hypothesis-profile thorough` (the slow step of .ci/run). The plugin loads a profile named on the
+# command line after this file is imported, and before the test modules are.
+settings.register_profile("quick", max_examples=25)
+settings.register_profile("thorough", max_examples=100)
+settings.load_profile("quick")
+
+
+def examples(n: int) -> int:
+    """The examples a property test that wants ``n`` of them draws under the loaded profile."""
+    return max(10, n * settings.default.max_examples // 100)
 FIXTURES = REPO / "fixtures"
 KERNELS = FIXTURES / "kernels"
 SNIPPETS = FIXTURES / "snippets"

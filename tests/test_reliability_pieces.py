@@ -3,7 +3,7 @@ a kernel cut inside and a report cut short are said with LIMIT001."""
 from __future__ import annotations
 
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +19,7 @@ from isalint.parse.source import parse_text
 A, B = KERNELS / "gemm_naive.s", KERNELS / "lds_transpose_conflict.s"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(["\t.amdgcn_target \"x\"", ".L1:", "\tv_mov_b32 v0, v1", "", "k:", "\r", "x:\r\n"]),
                 max_size=60).map("\n".join), st.integers(1, 12))
 def test_pieces_cover_the_text_in_order(text, max_lines):
