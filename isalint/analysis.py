@@ -34,13 +34,16 @@ class Analysis:
             if source.encoding_errors:
                 bad = next(line.number for line in source.lines if line.error)
                 raise InputError(source.path, bad, "not UTF-8 text and no RDNA3 instruction found")
-            first = next((line.number for line in source.lines if line.kind in ("instruction", "unknown")), 1)
+            first = next((line.number for line in source.lines if line.kind in ("instruction", "unknown")), None)
             from .parse.foreign import other_processor
 
             what = other_processor(source)
             if what is not None:
-                raise OtherProcessor(source.path, first, f"{what}, not AMDGPU code")
-            raise InputError(source.path, first, "no RDNA3 instruction found: not a gfx11 assembly file")
+                raise OtherProcessor(source.path, first or 1, f"{what}, not AMDGPU code")
+            if first is not None:
+                raise InputError(source.path, first, "no RDNA3 instruction found: not a gfx11 assembly file")
+            # No instruction line at all: an empty file, or only directives, labels and comments (LLVM
+            # emits a kernel with an empty body for code it proved unreachable). No code, no finding.
         return cls(program, config)
 
     @cached_property

@@ -82,7 +82,36 @@ def main(argv=None):
     (:mod:`isalint.failure`) and exit code 2.
     """
     args = sys.argv[1:] if argv is None else list(argv)
-    sys.exit(_run(args))
+    sys.exit(_outcome(args))
+
+
+def _outcome(args: list[str]) -> int:
+    """The exit code of ``isalint ARGS``, whenever a Ctrl-C arrives.
+
+    Python raises KeyboardInterrupt wherever the main thread is when SIGINT comes: also inside
+    :func:`_run`'s own ``except`` clauses (a usage error being reported), where no sibling clause
+    catches it, or after the exit code is known, while the interpreter unwinds and shuts down; an
+    uncaught KeyboardInterrupt makes Python end by SIGINT instead of an exit code. So an interrupt
+    that escapes :func:`_run` is caught here, and once the outcome is decided further Ctrl-Cs are
+    ignored: the process exits with its code (130 when interrupted), never dies of the signal.
+    """
+    try:
+        code = _run(args)
+        _ignore_interrupts()
+    except KeyboardInterrupt:
+        _ignore_interrupts()
+        _say("isalint: interrupted")
+        code = EXIT_INTERRUPTED
+    return code
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: the signal is not delivered here anyway
+        pass
 
 
 def _run(args: list[str], hard_exit: bool = True) -> int:

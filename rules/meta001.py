@@ -84,8 +84,8 @@ def check(analysis):
     comments = comment_fields(program)
     metadata = metadata_fields(program)
     for kernel in program.kernels:
-        if not kernel.descriptor:
-            continue
+        if not kernel.descriptor or kernel.first == kernel.last:
+            continue  # no descriptor, or an empty body (LLVM's for unreachable code): no code to count
         res = kernel_resources(program, kernel)
         yield from _check_kernel(program, kernel, res, comments.get(kernel.name, {}), metadata.get(kernel.name, {}))
 

@@ -4,8 +4,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests draw ``examples(n)`` examples: a quarter of n in the default run, all n under
+# `--hypothesis-profile thorough` (the slow step of .ci/run). The plugin loads a profile named on the
+# command line after this file is imported, and before the test modules are.
+settings.register_profile("quick", max_examples=25)
+settings.register_profile("thorough", max_examples=100)
+settings.load_profile("quick")
+
+
+def examples(n: int) -> int:
+    """The examples a property test that wants ``n`` of them draws under the loaded profile."""
+    return max(10, n * settings.default.max_examples // 100)
 FIXTURES = REPO / "fixtures"
 KERNELS = FIXTURES / "kernels"
 SNIPPETS = FIXTURES / "snippets"
@@ -28,6 +41,19 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     """Each test checks with an empty result cache of its own (not the repository's
     ``.isalint_cache``): what one test finds never answers another's check."""
     monkeypatch.setenv("ISALINT_CACHE_DIR", str(tmp_path_factory.mktemp("isalint_cache")))
+
+
+def split_slow(items, fast, name=lambda item: item):
+    """``items`` as pytest parameters: those whose name is in ``fast`` run by default, the others only
+    in the slow run (``-m slow``)."""
+    return [item if name(item) in fast else pytest.param(item, marks=pytest.mark.slow) for item in items]
+
+
+# The kernels a per-kernel test runs on by default (the others under -m slow): the naive GEMM, the
+# kernel-5-style LDS GEMM, a register-tiled one, a WGP-mode one (worklog kernel 4), an LDS transpose,
+# the WMMA kernel and the real kernel5.s.
+REPRESENTATIVE = {"gemm_naive.s", "gemm_lds_padded.s", "gemm_register_tiled.s", "kernel4_gmem_db.s",
+                  "lds_transpose_conflict.s", "gemm_wmma_f16.s", "kernel5.s"}
 
 
 def fixture_kernels() -> list[Path]:

@@ -62,6 +62,39 @@ def test_exit_zero_and_fail_on_and_min_severity():
     assert code == 0 and "no findings" in out
 
 
+def test_info_is_a_note_unless_fail_on_info():
+    # OCC001 alone: an info finding, shown, and the exit code 0 unless asked
+    code, out, _ = run("check", "--select", "OCC001", K6_SHARED)
+    assert code == 0 and "OCC001 info" in out and "1 finding (0 errors, 0 warnings, 1 info)" in out
+    assert run("check", "--select", "OCC001", "--fail-on", "info", K6_SHARED)[0] == 1
+    # a warning still fails by default
+    assert run("check", "--select", "BANK001", K6_SHARED)[0] == 1
+
+
+def test_min_severity_says_how_many_findings_it_hid():
+    code, out, _ = run("check", "--no-cache", "--min-severity", "warning", K6_SHARED)
+    assert out.splitlines()[-1] == "1 file checked: 2 findings (0 errors, 2 warnings); 3 info hidden by " \
+                                   "--min-severity warning"
+    for cached in ((), ("--no-cache",)):  # the result cache's printed reports, and checking afresh
+        code, out, _ = run("check", *cached, "--min-severity", "error", "--select", "OCC001,BANK001", K6_SHARED)
+        assert code == 0
+        assert out.splitlines()[-1] == "1 file checked: no findings; 1 warning, 1 info hidden by --min-severity error"
+    code, out, _ = run("check", "--statistics", "--min-severity", "error", K6_SHARED)
+    assert out.splitlines()[-1].endswith("; 2 warnings, 3 info hidden by --min-severity error")
+
+
+def test_statistics_in_json():
+    code, out, _ = run("check", "--statistics", "--format", "json", K6_SHARED)
+    rows = json.loads(out)
+    assert code == 1
+    assert {r["code"]: (r["count"], r["sites"], r["severity"]) for r in rows}["BANK001"] == (1, 32, "warning")
+    assert [r["count"] for r in rows] == sorted((r["count"] for r in rows), reverse=True)
+    assert set(rows[0]) == {"code", "name", "count", "sites", "severity", "fix"}
+    assert {r["code"]: r["fix"] for r in rows}["BANK001"] == "--dual-fmac"
+    code, out, _ = run("check", "--statistics", "--format", "json", "--select", "LDS001", K6_SHARED)
+    assert code == 0 and json.loads(out) == []
+
+
 def test_rule_names_work_wherever_codes_do():
     by_name = run("check", "--format", "json", "--select", "lds-bank-conflict", TRANSPOSE)
     by_code = run("check", "--format", "json", "--select", "LDS001", TRANSPOSE)
@@ -217,7 +250,12 @@ def test_kernel5_report_is_short_and_loud_where_it_matters(kernel5):
     heads = [ln for ln in out.splitlines() if ln.startswith(str(kernel5))]
     assert [h.split()[1:3] for h in heads] == [["GMEM001", "warning:"], ["DUAL002", "warning:"],
                                                ["BANK001", "warning:"]]
-    assert len(out.splitlines()) < 60 and max(len(ln) for ln in out.splitlines()[1:]) <= 100
+    # wrapped at 100 columns; a finding's first line holds the path, however long the checkout's is
+    # (its message keeps at least 40 columns)
+    assert len(out.splitlines()) < 60 and max(len(ln) for ln in out.splitlines() if ln not in heads) <= 100
+    for h in heads:  # `path:line:col: CODE severity: ` and at least 40 columns of message, else 100 in all
+        lead = len(h.split(" ")[0]) + len(h.split(" ")[1]) + len(h.split(" ")[2]) + 3
+        assert len(h) <= max(100, lead + 40), h
 
 
 def test_version_is_the_projects():

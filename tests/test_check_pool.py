@@ -19,8 +19,12 @@ def test_map_ordered_keeps_the_jobs_order():
 
 
 @pytest.mark.skipif(parallel.usable_cpus() < 2, reason="one processor: the pool is never used")
-def test_pool_and_serial_report_the_same(monkeypatch):
-    paths = [str(p) for p in all_real_kernels()] + [str(p) for p in fixture_kernels()[:3]]  # a file twice
+@pytest.mark.parametrize("every", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_pool_and_serial_report_the_same(monkeypatch, every):
+    """By default six kernels in JSON; every kernel in JSON and text in the slow run."""
+    kernels = all_real_kernels() if every else fixture_kernels()[:6]
+    formats = ("json", "text") if every else ("json",)
+    paths = [str(p) for p in kernels] + [str(p) for p in fixture_kernels()[:3]]  # a file twice
     used = []
     real = parallel.map_ordered
 
@@ -30,9 +34,9 @@ def test_pool_and_serial_report_the_same(monkeypatch):
 
     monkeypatch.setattr(parallel, "map_ordered", spy)
     monkeypatch.setattr(check, "POOL_MIN_BYTES", 10 ** 12)
-    serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in formats}
     assert not used
     monkeypatch.setattr(check, "POOL_MIN_BYTES", 0)
-    pooled = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in ("json", "text")}
+    pooled = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in formats}
     assert used
     assert pooled == serial

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import KERNEL5, KERNELS
+from conftest import KERNEL5, KERNELS, REPO
 
 BAD_FMAC = "v_fmac_f32_e32 v[1:2], v3, v4\n"  # PARSE001: vdst is one register
 
@@ -160,10 +160,28 @@ def test_prose_is_not_assembly(tmp_path):
 
 
 def test_empty_and_missing_files(tmp_path):
-    f = tmp_path / "empty.s"
-    f.write_text("")
-    _assert_clean_error(*run("check", f), f, "no RDNA3 instruction")
+    # no code is no finding: an empty file, blank lines, comments only
+    for name, text in (("empty.s", ""), ("blank.s", "\n\n"), ("notes.s", "; nothing yet\n")):
+        f = tmp_path / "dir" / name
+        f.parent.mkdir(exist_ok=True)
+        f.write_text(text)
+        code, out, err = run("check", f)
+        assert (code, out, err) == (0, "1 file checked: no findings\n", ""), name
+    (tmp_path / "dir" / "k.s").write_bytes((KERNELS / "gemm_lds_padded.s").read_bytes())
+    code, out, err = run("check", tmp_path / "dir")
+    assert code == 1 and err == "" and out.splitlines()[-1].startswith("4 files checked: ")
     _assert_clean_error(*run("check", tmp_path / "missing.s"), tmp_path / "missing.s", "no such file")
+
+
+def test_a_kernel_with_an_empty_body_is_a_kernel():
+    """clang's output for a kernel whose code is unreachable: symbol, descriptor and metadata, no instruction."""
+    empty = REPO / "fixtures" / "inputs" / "empty_kernel.s"
+    assert "never:" in empty.read_text() and "s_endpgm" not in empty.read_text()
+    assert run("check", empty) == (0, "1 file checked: no findings\n", "")
+    code, out, err = run("dump", "--format", "json", empty)
+    assert (code, json.loads(out), err) == (0, [], "")
+    code, _, err = run("fix", "--metadata", "--diff", empty)
+    assert code == 0 and "every count already matches the code" in err
 
 
 def test_truncated_kernel_is_analyzed(kernel5, tmp_path):
@@ -221,12 +239,28 @@ def test_rules_and_explain():
     code, out, _ = run("rules", "--format", "json")
     codes = {r["code"] for r in json.loads(out)}
     assert code == 0 and "PARSE001" in codes
-    for c in codes:
-        code, out, _ = run("explain", c)
-        assert code == 0 and "## What it finds" in out and "## Why it matters" in out, c
+    from click.testing import CliRunner
+
+    from isalint.cli import cli
+
+    for c in codes:  # in this process: one child per rule would cost a second of interpreter starts
+        result = CliRunner().invoke(cli, ["explain", c])
+        out = result.output
+        assert result.exit_code == 0 and "## What it finds" in out and "## Why it matters" in out, c
         assert "## Severity" in out and "worklog" not in out, c
     code, _, err = run("explain", "XYZ999")
     assert code == 2 and "unknown rule" in err
+
+
+def test_rules_through_a_pipe_is_one_row_per_line():
+    code, out, _ = run("rules")  # stdout is a pipe here
+    rules = json.loads(run("rules", "--format", "json")[1])
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + len(rules)
+    assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
+    for line, rule in zip(lines[1:], rules):
+        assert line.split()[:4] == [rule["code"], rule["name"], rule["severity"], rule["fix"] or "-"]
+        assert line.endswith("  " + rule["summary"])
 
 
 @pytest.mark.parametrize("path", sorted(KERNELS.rglob("*.s")) + ([KERNEL5] if KERNEL5.is_file() else []),

@@ -14,6 +14,10 @@ import pytest
 
 from isalint.hw.timing import REFERENCE_MS, REFERENCE_N
 
+# Nine estimates at N = 4096 and the optimize steps on kernel5.s: the model's calibration, run with -m slow
+# (tests/test_estimate.py keeps the model's fast checks in the default run).
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_estimate.py"
 BOUND = {1: 0.20, 2: 0.20, 3: 0.20, 4: 0.20, 5: 0.15, 6: 0.15, 7: 0.15, 8: 0.15}
 

@@ -121,8 +121,11 @@ def test_no_gmem_meta_or_wait_finding_and_register_budget(name):
     assert declared(result.text, ".amdhsa_next_free_vgpr") <= declared(text, ".amdhsa_next_free_vgpr")
 
 
-@pytest.mark.parametrize("name", INPUTS)
-def test_assembles_and_computes_the_same_at_two_sizes(name):
+# Every input at N = 256 by default; at 384 too in the slow run (the CLI test below validates one input at
+# both sizes by default: the pass's own validation).
+@pytest.mark.parametrize("name,sizes", [(name, SIZES[:1]) for name in INPUTS]
+                         + [pytest.param(name, SIZES[1:], marks=pytest.mark.slow) for name in INPUTS])
+def test_assembles_and_computes_the_same_at_two_sizes(name, sizes):
     from isalint.validate import equivalence
 
     tc = assembler_or_skip()
@@ -130,7 +133,7 @@ def test_assembles_and_computes_the_same_at_two_sizes(name):
     assert equivalence.assemble(tc, path, result.text) == []
     orig = equivalence.parse_program(path, text)
     cand = equivalence.parse_program(path, result.text)
-    for n in SIZES:
+    for n in sizes:
         make, prob, _ = equivalence.gemm_launcher(path, n, 1.5, -0.75, seed=3)
         out = equivalence.validate_pair(orig, cand, make, seed=3, check=equivalence.gemm_check(prob))
         assert out.status == equivalence.EQUAL, f"N={n}: {out.message}"
@@ -157,14 +160,15 @@ def test_spread_puts_two_predicated_loads_in_each_unrolled_k_step():
     assert not check_analysis(after, ["GMEM001", "META001", "WAIT001"])
 
 
-def test_spread_validates_at_two_sizes():
+@pytest.mark.parametrize("sizes", [SIZES[:1], pytest.param(SIZES[1:], marks=pytest.mark.slow)])
+def test_spread_validates_at_two_sizes(sizes):
     from isalint.validate import equivalence
 
     assembler_or_skip()
     path, text, result = rewrite("kernel7", MAX_N, True)
     orig = equivalence.parse_program(path, text)
     cand = equivalence.parse_program(path, result.text)
-    for n in SIZES:
+    for n in sizes:
         make, prob, _ = equivalence.gemm_launcher(path, n, 1.0, 0.0, seed=4)
         out = equivalence.validate_pair(orig, cand, make, seed=4, check=equivalence.gemm_check(prob))
         assert out.status == equivalence.EQUAL, f"N={n}: {out.message}"

@@ -268,6 +268,7 @@ def test_refused_fixture_cli_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 @needs_kernel5
 def test_kernel5_naming_either_loop_gives_the_same_rewrite():
     """The FMA block is found from the inner loop or from the k loop around it."""

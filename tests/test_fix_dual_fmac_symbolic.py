@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -281,7 +282,7 @@ def _run_moves(lines: list[str], regs: dict[int, object]) -> dict[int, object]:
     return regs
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=24, unique=True), st.randoms(use_true_random=False))
 def test_parallel_moves_sequentialize_correctly(dsts, rnd):
     """Any parallel copy (chains, cycles, constants) comes out right, paired or not."""

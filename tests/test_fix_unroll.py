@@ -152,6 +152,7 @@ def test_kernel5_pipeline_is_kernel7_without_its_adds():
     assert Analysis.from_source(parse_text(original, "k5.s")).cfg.find_loop(".LBB0_9") is not None
 
 
+@pytest.mark.slow  # the fixture pipelines below run the same commands on the kernel-5-style fixture
 @needs_kernel5
 def test_kernel5_pipeline_on_the_command_line_validates_equal(tmp_path):
     """The issue's commands, end to end: fix --dual-fmac, fix --unroll (each validating before it

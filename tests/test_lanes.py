@@ -8,7 +8,7 @@ bank conflicts.
 from __future__ import annotations
 
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +77,7 @@ _op = st.sampled_from(sorted(ORACLE))
 _const = st.one_of(st.integers(0, 64), st.sampled_from([0x3FF, 0x210, 0xFF80, 0x3FFFFF80, 0xFFFFFFFF, 0x80000000]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(_op, st.lists(st.one_of(st.integers(0, 5), _const.map(lambda c: -1 - c)),
                                         min_size=3, max_size=3)), min_size=1, max_size=6))
 def test_random_integer_programs_match_the_oracle(steps):
@@ -111,7 +111,7 @@ def test_random_integer_programs_match_the_oracle(steps):
     assert [int(x) for x in got.lanes] == regs[len(steps)], "".join(lines)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["v_add_nc_u32", "v_sub_nc_u32", "v_lshlrev_b32", "v_mul_lo_u32"]),
                           st.integers(0, 9)), min_size=1, max_size=5))
 def test_a_uniform_term_shifts_every_lane_equally(steps):

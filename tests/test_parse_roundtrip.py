@@ -11,7 +11,7 @@ from isalint.parse.operands import OperandError
 from isalint.parse.source import _LABEL
 from isalint.parse.source import parse_statements as scanner_statements
 
-from conftest import SNIPPETS, all_real_kernels
+from conftest import SNIPPETS, all_real_kernels, examples
 
 
 def _real_files():
@@ -139,7 +139,7 @@ def _line(draw):
     return text + draw(st.sampled_from(["\n", "\r\n", ""]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_line())
 def test_generated_lines_round_trip_and_parsers_agree(text):
     source = parse_text(text)
@@ -154,7 +154,7 @@ def test_generated_lines_round_trip_and_parsers_agree(text):
             assert line.text[op.col - 1:].startswith(op.text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=80))
 def test_arbitrary_text_never_crashes_and_round_trips(text):
     source = parse_text(text)

@@ -8,7 +8,7 @@ import importlib.util
 import time
 
 import pytest
-from conftest import REPO, all_real_kernels
+from conftest import REPO, all_real_kernels, examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +89,7 @@ def _programs(draw):
     return "".join(out)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(_programs())
 def test_loops_match_the_textbook_algorithm(text):
     cfg = build_program(parse_text(text)).cfg()

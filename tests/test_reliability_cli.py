@@ -94,3 +94,22 @@ def test_ctrl_c_during_check_exits_130(tmp_path):
     code, err = _interrupt(["check", str(f)], after=1.5)
     assert code == 130
     assert err.strip() == "isalint: interrupted"
+
+
+# A Ctrl-C that lands while the outcome is being decided: SIGINT sent to the process itself from a
+# function the command line calls, so Python raises KeyboardInterrupt right there (the race a child
+# of test_fuzz.py's test_commands_in_child_processes lost under load: usage error printed, then
+# dead of the signal).
+LATE_INTERRUPT = ("import os, signal\nimport isalint.cli as cli\nreal = cli.{name}\n"
+                  "def late(*args, **kwargs):\n    out = real(*args, **kwargs)\n"
+                  "    os.kill(os.getpid(), signal.SIGINT)\n    return out\ncli.{name} = late\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("name", ["_exit_code", "_run"])  # inside _run's except clause; after _run returned
+def test_ctrl_c_as_a_usage_error_is_reported_exits_with_a_code(tmp_path, name):
+    kernel = tmp_path / "c5.s"  # no kernels.json beside it: the default grid cannot launch N = 16
+    kernel.write_bytes(NAIVE.read_bytes())
+    code, out, err = run("run", kernel, "--gemm", "16", prelude=LATE_INTERRUPT.format(name=name))
+    assert code in (2, 130), (code, err)  # never -2: dead of SIGINT
+    assert "needs N a multiple of 128" in err and "Traceback" not in err

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,7 +126,7 @@ def test_suppression_problem_is_a_warning_on_the_command_line(tmp_path):
                    "name whole codes or rule names, like WAIT001); not suppressed\n")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.sampled_from(["select", "ignore", "target", "isalint", "x"]),
                        st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c,

@@ -3,7 +3,7 @@ a kernel cut inside and a report cut short are said with LIMIT001."""
 from __future__ import annotations
 
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +19,7 @@ from isalint.parse.source import parse_text
 A, B = KERNELS / "gemm_naive.s", KERNELS / "lds_transpose_conflict.s"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(["\t.amdgcn_target \"x\"", ".L1:", "\tv_mov_b32 v0, v1", "", "k:", "\r", "x:\r\n"]),
                 max_size=60).map("\n".join), st.integers(1, 12))
 def test_pieces_cover_the_text_in_order(text, max_lines):
@@ -85,12 +85,14 @@ def test_findings_beyond_the_cap_are_counted(tmp_path, monkeypatch):
     assert sorted(got.lines) == list(range(1, 11))
 
 
-def test_file_of_pieces_without_instructions_is_an_input_error(tmp_path, monkeypatch):
+def test_file_of_pieces_without_instructions(tmp_path, monkeypatch):
     from isalint.parse import InputError
 
-    path = tmp_path / "k.s"
-    path.write_text("; just words\n" * 50)
     monkeypatch.setattr(pieces_mod, "PIECE_LINES", 10)
+    path = tmp_path / "k.s"
+    path.write_text("; just words\n" * 50)  # no code, no finding: as when the file is analysed whole
+    assert check_file(str(path), ["PARSE001"], "gfx1100", registry.available()).findings == []
+    path.write_text("just words\n" * 50)  # prose
     with pytest.raises(InputError, match="no RDNA3 instruction found"):
         check_file(str(path), ["PARSE001"], "gfx1100", registry.available())
 

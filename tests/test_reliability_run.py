@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import KERNELS
+from conftest import KERNELS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,7 +51,7 @@ def test_expressions_outside_the_grammar_are_refused(expr, message):
         evaluate(expr, 64)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(alphabet="N0123456789+-*/() ceil,x.", max_size=40), st.integers(1, 1 << 20))
 def test_any_expression_is_a_value_or_an_expr_error(expr, n):
     try:

@@ -1,6 +1,7 @@
 """``isalint report``, isalint.report.regtable and isalint.model.loop_stats."""
 from __future__ import annotations
 
+import html
 import json
 
 from click.testing import CliRunner
@@ -52,6 +53,21 @@ def test_text_report(kernel5):
     assert "\x1b[" not in out
     colored = _run("--color", kernel5).output
     assert "\x1b[" in colored
+
+
+def test_text_and_html_reports_explain_the_columns_alike(tmp_path):
+    text = _run("--no-color", K6 / "kernel6_style.s").output
+    lines = text.splitlines()
+    legend = " ".join(lines[1:lines.index(next(ln for ln in lines if ln.startswith("┏")))])
+    legend = " ".join(legend.split())  # the terminal's wrapping undone
+    for words in ("DSTY, SRC0Y, SRC1Y those of its Y half", "Cache<k> an operand-cache hit in bank k",
+                  "W<k> a result written to bank k during this row's cycle: the previous VALU instruction's "
+                  "destination", "stall: the cycles"):
+        assert words in legend
+    assert lines[-1].startswith("model: banks = 4") or "model: banks = 4" in " ".join(lines[-2:])
+    _run("--format", "html", "-o", tmp_path / "k6.html", K6 / "kernel6_style.s")
+    page = html.unescape((tmp_path / "k6.html").read_text())
+    assert legend in " ".join(page.split())
 
 
 def test_html_report_is_standalone(tmp_path):

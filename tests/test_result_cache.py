@@ -167,12 +167,12 @@ def _cli(*args, env=None) -> tuple[int, str, str]:
 @pytest.mark.parametrize("options", [
     ["--format", "text"],
     ["--format", "json"],
-    ["--format", "github"],
-    ["--format", "sarif"],
+    pytest.param(["--format", "github"], marks=pytest.mark.slow),
+    pytest.param(["--format", "sarif"], marks=pytest.mark.slow),
     ["--statistics"],
     ["--min-severity", "warning", "--fail-on", "error"],
-    ["--format", "json", "--min-severity", "error"],
-    ["--color", "-q"],
+    pytest.param(["--format", "json", "--min-severity", "error"], marks=pytest.mark.slow),
+    pytest.param(["--color", "-q"], marks=pytest.mark.slow),
 ])
 def test_a_directory_checked_again_prints_what_a_fresh_check_prints(tmp_path, options):
     """Kernels with errors, warnings and info, one without findings, a file of another processor

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import KERNEL5, KERNELS
+from conftest import KERNEL5, KERNELS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,7 +145,7 @@ def test_sgpr_budget_of_kernel5():
 # Moves
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(0, 11), min_size=1, max_size=12, unique=True), st.randoms(use_true_random=False))
 def test_sequential_moves_perform_the_parallel_copy(regs, rnd):
     targets = list(regs)

@@ -42,7 +42,10 @@ def test_kernel5_against_itself_is_equal(kernel5):
     assert "EQUAL" in res.output and "matches numpy" in res.output
 
 
-@pytest.mark.parametrize("what,line,old,new", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+# two kinds by default (a wrong value, a missing wait), every kind in the slow run
+@pytest.mark.parametrize("what,line,old,new", [m if m[0] in ("swapped FMA source", "removed s_waitcnt (LDS results)")
+                                               else pytest.param(*m, marks=pytest.mark.slow) for m in MUTATIONS],
+                         ids=[m[0] for m in MUTATIONS])
 def test_each_mutation_of_kernel5_is_reported_different(kernel5, tmp_path, what, line, old, new):
     cand = tmp_path / "kernel5_mutant.s"
     cand.write_text(_mutate(kernel5.read_text(), line, old, new))

@@ -77,7 +77,7 @@ class Options:
     """What the command line asked for (the keyword arguments of :func:`run`)."""
 
     def __init__(self, paths, select=None, ignore=None, extend_select=None, fmt="text", target=None, color=None,
-                 fail_on="info", min_severity="info", exit_zero=False, statistics=False, output_file=None,
+                 fail_on="warning", min_severity="info", exit_zero=False, statistics=False, output_file=None,
                  quiet=False, verbose=False, config=None, stdin_filename=None, watch=False, no_cache=False):
         self.paths = list(paths)
         self.select, self.ignore, self.extend_select = _codes(select), _codes(ignore) or [], _codes(extend_select) or []
@@ -89,7 +89,8 @@ class Options:
 
 
 def run(paths, hard_exit=False, **options):
-    """Check ``paths`` and exit: 0 without findings, 1 with findings, 2 on a usage or input error.
+    """Check ``paths`` and exit: 0 without findings at or above ``fail_on`` (warning), 1 with them, 2 on a
+    usage or input error.
 
     ``hard_exit`` (the command line's own process only) ends the process without tearing down
     the analysed files' objects one by one, which takes longer than some rules.
@@ -220,20 +221,27 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if cache is not None:
                 cache.store(job[5], outcome)
     diagnostics, sources, errors, skipped = [], {}, [], []
+    hidden = dict.fromkeys(SEVERITIES, 0)  # findings of each severity below --min-severity
     reports: list = []  # with a style: (printed findings, {severity: number shown}) of each file checked
     for n, outcome in enumerate(outcomes):
         kind = outcome[0]
         if kind == "ok" and style is not None:
             _, name, found, count, lines, notes = outcome
-            shown = [d for d in map(_diagnostic, found) if _RANK[d.severity] <= _RANK[opts.min_severity]]
+            every = list(map(_diagnostic, found))
+            shown = [d for d in every if _RANK[d.severity] <= _RANK[opts.min_severity]]
+            # the counts of all its findings: the summary says how many --min-severity left out
             outcome = ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
-                       [sum(1 for d in shown if d.severity == s) for s in SEVERITIES], notes)
+                       [sum(1 for d in every if d.severity == s) for s in SEVERITIES], notes)
             if cache is not None and keys[n] is not None:
                 cache.store(cache.derived(keys[n], style), outcome)
             kind = "report"
         if kind == "report":
             _, name, text, counts, notes = outcome
-            reports.append((text, counts))
+            reports.append((text, [n if _RANK[s] <= _RANK[opts.min_severity] else 0
+                                   for s, n in zip(SEVERITIES, counts)]))
+            for s, n in zip(SEVERITIES, counts):
+                if _RANK[s] > _RANK[opts.min_severity]:
+                    hidden[s] += n
             warnings.extend(w for w in notes if w not in warnings)
         elif kind == "ok":
             _, name, found, count, lines, notes = outcome
@@ -258,11 +266,14 @@ def _run(opts: Options, keep: list | None = None) -> int:
     if style is not None:
         totals = [sum(c[k] for _, c in reports) for k in range(len(SEVERITIES))]
         _report_files(opts, style, [t for t, c in reports if sum(c)], dict(zip(SEVERITIES, totals)), checked,
-                      len(skipped), failed)
+                      len(skipped), failed, hidden)
     else:
         shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
         totals = [sum(1 for d in shown if d.severity == s) for s in SEVERITIES]
-        _report(opts, shown, sources, checked, len(skipped), failed)
+        for d in diagnostics:
+            if _RANK[d.severity] > _RANK[opts.min_severity]:
+                hidden[d.severity] += 1
+        _report(opts, shown, sources, checked, len(skipped), failed, hidden)
     if errors:
         return 2
     if opts.exit_zero:
@@ -472,7 +483,7 @@ def _open_report(opts: Options):
 
 
 def _report_files(opts: Options, style: str, texts: list[str], counts: dict, checked: int, skipped: int,
-                  failed: int) -> None:
+                  failed: int, hidden: dict) -> None:
     """The report made of the files' printed findings ``texts`` (those with findings, in order)."""
     stream = _open_report(opts)
     try:
@@ -483,14 +494,14 @@ def _report_files(opts: Options, style: str, texts: list[str], counts: dict, che
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
             from ..report import findings as out
 
-            stream.write(out.summary_counts(counts, checked, skipped, failed) + "\n")
+            stream.write(out.summary_counts(counts, checked, skipped, failed, hidden, opts.min_severity) + "\n")
         stream.flush()
     finally:
         if stream is not sys.stdout:
             stream.close()
 
 
-def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: int) -> None:
+def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: int, hidden: dict) -> None:
     from .. import rules as registry
     from ..report import findings as out
 
@@ -499,7 +510,9 @@ def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: i
         def emit(text: str) -> None:
             stream.write(text + "\n")
 
-        if opts.statistics:
+        if opts.statistics and opts.fmt == "json":
+            emit(out.render_statistics_json(shown, {m.CODE: m for m in registry.all_rules()}))
+        elif opts.statistics:
             if shown:
                 emit(out.render_statistics(shown, {m.CODE: m for m in registry.all_rules()}))
         elif opts.fmt == "json":
@@ -514,7 +527,7 @@ def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: i
             color = out.use_color(opts.color if to_terminal else False)
             emit(out.render_text(shown, sources, color, out.text_width() if to_terminal else out.WIDTH))
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
-            emit(out.summary_line(shown, checked, skipped, failed))
+            emit(out.summary_line(shown, checked, skipped, failed, hidden, opts.min_severity))
         stream.flush()
     finally:
         if stream is not sys.stdout:
@@ -567,8 +580,9 @@ def build_command():
                   help="Color text output (default: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
     @click.option("--min-severity", type=click.Choice(list(SEVERITIES)), default="info", show_default=True,
                   help="Report only findings of this severity or higher (the rest are neither shown nor counted).")
-    @click.option("--fail-on", type=click.Choice(list(SEVERITIES)), default="info", show_default=True,
-                  help="Lowest severity of a reported finding that makes the exit code 1.")
+    @click.option("--fail-on", type=click.Choice(list(SEVERITIES)), default="warning", show_default=True,
+                  help="Lowest severity of a reported finding that makes the exit code 1 (info findings are "
+                       "notes: shown, failing only with --fail-on info).")
     @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (2 still means an error).")
     @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
     @click.option("-o", "--output-file", type=click.Path(dir_okay=False),
@@ -588,7 +602,8 @@ def build_command():
         standard input). Files that are another processor's assembly (the host's x86-64 .s that
         hipcc --save-temps writes beside the device's) are skipped.
 
-        Exit 0 when there are no findings, 1 when there are, 2 on a usage or input error.
+        Exit 0 when there are no findings at or above --fail-on (warning), 1 when there are, 2 on a usage
+        or input error.
         """
         run(paths, **options)
 

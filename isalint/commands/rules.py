@@ -19,6 +19,11 @@ def rules_command(fmt):
         click.echo(json.dumps([{"code": m.CODE, "name": m.NAME, "severity": m.SEVERITY, "summary": m.SUMMARY,
                                 "fix": m.FIXABLE} for m in mods], indent=1))
         return
+    import sys
+
+    if not sys.stdout.isatty():  # a pipe or a file: one row per line, whatever its length
+        click.echo(plain_table(mods))
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -28,6 +33,14 @@ def rules_command(fmt):
     for m in mods:
         table.add_row(m.CODE, m.NAME, m.SEVERITY, m.FIXABLE or "-", m.SUMMARY)
     Console().print(table)
+
+
+def plain_table(mods) -> str:
+    """The rule table as text, one rule per line: columns padded to their widest cell, the summary last."""
+    rows = [("code", "name", "severity", "fix", "summary")]
+    rows += [(m.CODE, m.NAME, m.SEVERITY, m.FIXABLE or "-", m.SUMMARY) for m in mods]
+    widths = [max(len(r[k]) for r in rows) for k in range(4)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[4] for r in rows)
 
 
 @click.command("explain")

@@ -12,6 +12,15 @@ Sources:
   Operations" (LDS allocation per workgroup, CU and WGP modes).
 * LLVM releases before 16 modelled gfx11 with 1024 VGPRs in blocks of 16 (``legacy``); a file compiled
   by them carries that model's numbers in its comments.
+
+The occupancy isalint reports (OCC001, the ``fix`` and ``optimize`` tables, ``estimate``) is the one the
+hardware achieves: the dispatcher places whole workgroups, a CU (two SIMDs; a WGP, four SIMDs, in WGP
+mode) taking another only while it has room for all of that workgroup's waves, VGPRs and LDS
+(:func:`occupancy_for`; RDNA3 ISA guide, "Local Data Share": 64 KiB of LDS per CU, the WGP's 128 KiB in
+WGP mode). A kernel whose VGPRs allow 7 waves per SIMD runs 6 of them when its workgroups put 2 waves
+on each SIMD (the worklog's kernel 5: "six wavefronts per SIMD"). The VGPR-only limit stays as the
+detail (``by_vgprs``), and LLVM's own count, which does not round to whole workgroups and gives a WGP
+64 KiB of LDS, as ``compiler_waves``: the number clang's ``; Occupancy:`` comment states.
 """
 from __future__ import annotations
 
@@ -19,6 +28,8 @@ from ..records import FrozenRecord, Record
 
 MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
 LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
+LDS_PER_CU = 65536  # the hardware: each CU's half of its WGP's 128 KiB
+GROUPS_PER_CU = 16  # workgroups one CU holds at most (32 per WGP)
 
 
 class VgprModel(FrozenRecord):
@@ -72,8 +83,37 @@ def max_groups_per_cu(group_size: int, wave_size: int, wgp_mode: bool) -> int:
     return min(max_waves // n, 32 if wgp_mode else 16)
 
 
+def lds_per_unit(wgp_mode: bool) -> int:
+    """LDS bytes the workgroups of one CU (WGP in WGP mode) share."""
+    return LDS_PER_CU * (2 if wgp_mode else 1)
+
+
+def group_limits(by_vgprs: int, lds: int, group_size: int, wave_size: int, wgp_mode: bool) -> dict[str, int]:
+    """Whole workgroups one CU (WGP in WGP mode) can hold by each limit alone: its SIMDs' wave slots,
+    their VGPRs (``by_vgprs`` waves per SIMD), its LDS and its workgroup slots; in a tie the first
+    named is the limit. A workgroup's waves are spread evenly over the unit's SIMDs. The workgroup
+    slots are barrier resources, which a one-wave workgroup does not take (LLVM's
+    ``getMaxWorkGroupsPerCU``)."""
+    simds = simds_per_group(wgp_mode)
+    per_group = waves_per_group(group_size, wave_size)
+    slots = MAX_WAVES_PER_SIMD * simds // per_group
+    return {
+        "wave slots": slots,
+        "VGPRs": by_vgprs * simds // per_group,
+        "LDS": lds_per_unit(wgp_mode) // lds if lds > 0 else 1 << 30,
+        "workgroups per unit": GROUPS_PER_CU * (2 if wgp_mode else 1) if per_group > 1 else slots,
+    }
+
+
+def waves_per_simd(groups: int, group_size: int, wave_size: int, wgp_mode: bool) -> int | float:
+    """Waves per SIMD of ``groups`` workgroups on one unit (a whole number when they spread evenly)."""
+    waves = groups * waves_per_group(group_size, wave_size)
+    simds = simds_per_group(wgp_mode)
+    return waves // simds if waves % simds == 0 else waves / simds
+
+
 def waves_by_lds(lds_bytes: int, group_size: int, wave_size: int, wgp_mode: bool) -> int:
-    """LLVM's getOccupancyWithLocalMemSize for gfx11."""
+    """LLVM's getOccupancyWithLocalMemSize for gfx11 (the compiler's count, :attr:`Occupancy.compiler_waves`)."""
     groups = min(LDS_BYTES // max(1, lds_bytes), max_groups_per_cu(group_size, wave_size, wgp_mode))
     if groups == 0:
         return 1
@@ -88,10 +128,12 @@ def waves_by_group(group_size: int, wave_size: int, wgp_mode: bool) -> int:
 
 
 class Occupancy(Record):
-    waves: int
-    by_vgprs: int
-    by_lds: int
-    by_group: int
+    waves: int | float  # waves per SIMD the hardware runs: whole workgroups per unit, spread over its SIMDs
+    groups: int  # workgroups per CU (WGP in WGP mode)
+    limit: str  # what stops one more workgroup (a key of ``group_limits``)
+    group_limits: dict  # workgroups per unit by each limit alone
+    by_vgprs: int  # waves per SIMD the VGPRs alone allow
+    compiler_waves: int  # LLVM's count (the compiler's ``; Occupancy:`` comment)
     vgprs: int
     allocated: int
     lds: int
@@ -100,15 +142,18 @@ class Occupancy(Record):
     wgp_mode: bool
     model: VgprModel
 
-    _fields = ("waves", "by_vgprs", "by_lds", "by_group", "vgprs", "allocated", "lds", "group_size", "wave_size",
-               "wgp_mode", "model")
+    _fields = ("waves", "groups", "limit", "group_limits", "by_vgprs", "compiler_waves", "vgprs", "allocated",
+               "lds", "group_size", "wave_size", "wgp_mode", "model")
 
-    def __init__(self, waves: int, by_vgprs: int, by_lds: int, by_group: int, vgprs: int, allocated: int, lds: int,
-                 group_size: int, wave_size: int, wgp_mode: bool, model: VgprModel):
+    def __init__(self, waves, groups: int, limit: str, group_limits: dict, by_vgprs: int, compiler_waves: int,
+                 vgprs: int, allocated: int, lds: int, group_size: int, wave_size: int, wgp_mode: bool,
+                 model: VgprModel):
         self.waves = waves
+        self.groups = groups
+        self.limit = limit
+        self.group_limits = group_limits
         self.by_vgprs = by_vgprs
-        self.by_lds = by_lds
-        self.by_group = by_group
+        self.compiler_waves = compiler_waves
         self.vgprs = vgprs
         self.allocated = allocated
         self.lds = lds
@@ -118,36 +163,48 @@ class Occupancy(Record):
         self.model = model
 
     @property
+    def waves_per_group(self) -> int:
+        return waves_per_group(self.group_size, self.wave_size)
+
+    @property
     def limits(self) -> list[str]:
+        """What holds the kernel below the hardware's 16 waves per SIMD: ``VGPRs``, ``LDS`` and/or
+        ``workgroup size`` (whole workgroups that do not fill the wave or workgroup slots)."""
+        if self.waves >= MAX_WAVES_PER_SIMD:
+            return []
+        names = {"VGPRs": "VGPRs", "LDS": "LDS", "wave slots": "workgroup size", "workgroups per unit": "workgroup size"}
         out = []
-        if self.by_vgprs == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("VGPRs")
-        if self.by_lds == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("LDS")
-        if self.by_group == self.waves and self.waves < MAX_WAVES_PER_SIMD:
-            out.append("workgroup size")
+        for key, groups in self.group_limits.items():
+            if key == "VGPRs" and self.by_vgprs >= MAX_WAVES_PER_SIMD:
+                continue  # VGPRs for every wave slot: they tie with the slots, they do not limit
+            if groups == self.groups and names[key] not in out:
+                out.append(names[key])
         return out
 
 
 def occupancy_for(vgprs: int, lds: int, group_size: int, wave_size: int, wgp_mode: bool,
                   legacy: bool = False) -> Occupancy:
-    """Waves per SIMD of a kernel with these resources, and what each limit allows."""
+    """The occupancy of a kernel with these resources launched in workgroups of ``group_size``
+    work-items: whole workgroups per CU (WGP), the waves per SIMD they make, what limits them, and
+    the VGPR-only and LLVM counts. The one place isalint computes an occupancy."""
     model = vgpr_model(wave_size, legacy)
     bv = waves_by_vgprs(vgprs, model)
-    bl = waves_by_lds(lds, group_size, wave_size, wgp_mode)
-    bg = waves_by_group(group_size, wave_size, wgp_mode)
-    return Occupancy(min(bv, bl, bg, MAX_WAVES_PER_SIMD), bv, bl, bg, vgprs, allocated_vgprs(vgprs, model), lds,
-                     group_size, wave_size, wgp_mode, model)
+    llvm = min(bv, waves_by_lds(lds, group_size, wave_size, wgp_mode), waves_by_group(group_size, wave_size, wgp_mode),
+               MAX_WAVES_PER_SIMD)
+    limits = group_limits(bv, lds, group_size, wave_size, wgp_mode)
+    limit = min(limits, key=lambda k: limits[k])
+    groups = limits[limit]
+    return Occupancy(waves_per_simd(groups, group_size, wave_size, wgp_mode), groups, limit, limits, bv, llvm,
+                     vgprs, allocated_vgprs(vgprs, model), lds, group_size, wave_size, wgp_mode, model)
 
 
-def lds_for_waves(target: int, occ: Occupancy) -> int | None:
-    """The largest LDS size per workgroup that still allows ``target`` waves per SIMD."""
-    per_group = waves_per_group(occ.group_size, occ.wave_size)
-    groups = -(-(target - 1) * simds_per_group(occ.wgp_mode) // per_group)
-    groups = max(groups, 1)
-    while groups <= max_groups_per_cu(occ.group_size, occ.wave_size, occ.wgp_mode):
-        lds = LDS_BYTES // groups
-        if waves_by_lds(lds, occ.group_size, occ.wave_size, occ.wgp_mode) >= target:
-            return lds
-        groups += 1
-    return None
+def vgprs_for_groups(groups: int, occ: Occupancy) -> int:
+    """The most VGPRs a kernel may use and still fit ``groups`` workgroups per unit (0: none do)."""
+    simds = simds_per_group(occ.wgp_mode)
+    waves = -(-groups * occ.waves_per_group // simds)  # per SIMD, the VGPR limit's rounding undone
+    return vgprs_for_waves(waves, occ.model) if waves <= MAX_WAVES_PER_SIMD else 0
+
+
+def lds_for_groups(groups: int, occ: Occupancy) -> int:
+    """The largest LDS size per workgroup that still fits ``groups`` workgroups per unit."""
+    return lds_per_unit(occ.wgp_mode) // groups

@@ -309,14 +309,16 @@ def compiler_is_legacy(program) -> bool:
     return False
 
 
-def occupancy(kernel, vgprs: int | None = None, legacy: bool = False) -> Occupancy | None:
-    """The kernel's occupancy from its descriptor and metadata (None without a descriptor)."""
+def occupancy(kernel, vgprs: int | None = None, legacy: bool = False, group_size: int | None = None) -> Occupancy | None:
+    """The kernel's occupancy (:func:`isalint.hw.occupancy.occupancy_for`) from its descriptor and
+    metadata (None without a descriptor): the VGPRs the descriptor allocates (or ``vgprs``), its LDS,
+    in workgroups of ``group_size`` work-items (default: the metadata's ``.max_flat_workgroup_size``)."""
     d = kernel.descriptor
     if ".amdhsa_next_free_vgpr" not in d and vgprs is None:
         return None
     n = d.get(".amdhsa_next_free_vgpr", 0) if vgprs is None else vgprs
     meta = kernel.metadata or {}
-    group = meta.get(".max_flat_workgroup_size")
+    group = meta.get(".max_flat_workgroup_size") if group_size is None else group_size
     if not isinstance(group, int) or group <= 0:
         group = 1024  # the compiler's default flat workgroup size range is 1..1024
     lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0

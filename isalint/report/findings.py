@@ -10,6 +10,7 @@ _BOLD, _DIM, _BLUE, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[1;34m", "\x1b[0m"
 WIDTH = 100  # text is wrapped here when not on a terminal
 SITES_SHOWN = 4  # sites of an aggregated finding printed under it (JSON lists all)
 TAB = 4
+SEVERITIES = ("error", "warning", "info")  # most severe first
 
 
 class _Paint:
@@ -100,25 +101,38 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary_line(diagnostics, files: int, skipped: int = 0, failed: int = 0) -> str:
+def summary_line(diagnostics, files: int, skipped: int = 0, failed: int = 0, hidden: dict | None = None,
+                 min_severity: str = "info") -> str:
     """``3 files checked: 7 findings (0 errors, 3 warnings, 4 info)``, with the files skipped (not
     AMDGPU assembly) and those that could not be read."""
     counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
-    return summary_counts(counts, files, skipped, failed)
+    return summary_counts(counts, files, skipped, failed, hidden, min_severity)
 
 
-def summary_counts(counts: dict, files: int, skipped: int = 0, failed: int = 0) -> str:
-    """:func:`summary_line` from the number of findings of each severity."""
+def summary_counts(counts: dict, files: int, skipped: int = 0, failed: int = 0, hidden: dict | None = None,
+                   min_severity: str = "info") -> str:
+    """:func:`summary_line` from the number of findings of each severity; ``hidden``: the number of each
+    severity below ``min_severity``, which the report leaves out and names at the end (``1 file checked:
+    3 findings (0 errors, 3 warnings); 4 info hidden by --min-severity warning``)."""
     total = sum(counts.values())
     text = f"{_plural(files, 'file')} checked"
     if skipped:
         text += f", {skipped} skipped (not AMDGPU assembly)"
     if failed:
         text += f", {failed} could not be read"
+    shown = SEVERITIES[:SEVERITIES.index(min_severity) + 1]  # a severity --min-severity hides has no count
     if not total:
-        return text + ": no findings"
-    return (f"{text}: {_plural(total, 'finding')} ({_plural(counts['error'], 'error')}, "
-            f"{_plural(counts['warning'], 'warning')}, {counts['info']} info)")
+        text += ": no findings"
+    else:
+        text += f": {_plural(total, 'finding')} ({', '.join(_count(counts[s], s) for s in shown)})"
+    left_out = [(s, n) for s, n in (hidden or {}).items() if n]
+    if left_out:
+        text += f"; {', '.join(_count(n, s) for s, n in left_out)} hidden by --min-severity {min_severity}"
+    return text
+
+
+def _count(n: int, severity: str) -> str:
+    return f"{n} info" if severity == "info" else _plural(n, severity)
 
 
 def render_statistics(diagnostics, rules: dict) -> str:
@@ -135,6 +149,25 @@ def render_statistics(diagnostics, rules: dict) -> str:
         lines.append(f"{len(ds):>5}  {f'({sites} sites)' if sites != len(ds) else '':<12} {code:<11} "
                      f"{worst:<8} {name}")
     return "\n".join(lines)
+
+
+def render_statistics_json(diagnostics, rules: dict) -> str:
+    """:func:`render_statistics` as a JSON array, in the same order: ``code``, ``name``, ``count``
+    (findings), ``sites`` (the places they cover), ``severity`` (the worst) and ``fix`` (the fix
+    option, or null)."""
+    import json
+
+    by_code: dict[str, list] = {}
+    for d in diagnostics:
+        by_code.setdefault(d.code, []).append(d)
+    rows = []
+    for code, ds in sorted(by_code.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        rule = rules.get(code)
+        rows.append({"code": code, "name": getattr(rule, "NAME", ""), "count": len(ds),
+                     "sites": sum(max(1, len(d.sites)) for d in ds),
+                     "severity": min((d.severity for d in ds), key=("error", "warning", "info").index),
+                     "fix": getattr(rule, "FIXABLE", None)})
+    return json.dumps(rows, indent=2)
 
 
 def render_json(diagnostics) -> str:

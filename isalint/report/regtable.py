@@ -95,8 +95,17 @@ def _title(report: dict) -> str:
     return f"{report['file']}: {where}{lines}"
 
 
-_LEGEND = ("R<k>: register-file read from bank k; Cache<k>: operand-cache hit in bank k; W<k>: a result written "
-           "to bank k during this cycle (the previous VALU instruction's destination)")
+# What the table's columns and cells mean: printed above the table in text and HTML alike.
+_LEGEND = ("Columns: DSTX, SRC0X, SRC1X are the destination and the two sources of the instruction (of a VOPD "
+           "pair's X half); DSTY, SRC0Y, SRC1Y those of its Y half. Cells: R<k> a register-file read from bank k "
+           "(register vN is in bank N mod 4); Cache<k> an operand-cache hit in bank k (no register-file read); "
+           "W<k> a result written to bank k during this row's cycle: the previous VALU instruction's destination, "
+           "written one cycle after that instruction issued (not the row's own result). stall: the cycles the "
+           "instruction waits for its banks (a bank delivers one value per cycle).")
+
+
+def _model_line(report: dict) -> str:
+    return "model: " + ", ".join(f"{k} = {v}" for k, v in report["model"].items())
 
 
 def render_text(report: dict, color: bool = False, width: int | None = None) -> str:
@@ -110,7 +119,7 @@ def render_text(report: dict, color: bool = False, width: int | None = None) -> 
     buf = StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width or 160,
                       color_system="256" if color else None)
-    table = Table(title=_title(report), title_justify="left", show_lines=False, pad_edge=False)
+    table = Table(show_lines=False, pad_edge=False)
     table.add_column("line", justify="right")
     table.add_column("instruction", overflow="ellipsis", no_wrap=True, max_width=72)
     for c in report["columns"]:
@@ -128,11 +137,13 @@ def render_text(report: dict, color: bool = False, width: int | None = None) -> 
             cells.append(Text(cell, style=style or ""))
         stall = Text(str(row["stall"]) if row["stall"] else "", style="bold red" if row["stall"] else "")
         table.add_row(str(row["line"]), row["text"], *cells, stall)
+    console.print(_title(report), markup=False)
+    console.print(_LEGEND, markup=False)
     console.print(table)
-    console.print(_LEGEND)
     console.print()
     for ln in _summary_lines(report["summary"]):
-        console.print(ln)
+        console.print(ln, markup=False)
+    console.print(_model_line(report) + " (isalint/hw/vgpr_banks.py says what each means and why)", markup=False)
     return buf.getvalue().rstrip("\n")
 
 

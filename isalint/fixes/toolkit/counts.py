@@ -62,8 +62,9 @@ def _targets(kernel, res, comments: dict, meta: dict, legacy: bool):
     if occ_field is not None and old_v is not None and old_v != vg:
         before = occupancy(kernel, vgprs=old_v, legacy=legacy)
         after = occupancy(kernel, vgprs=vg, legacy=legacy)
-        if before is not None and after is not None and before.waves == occ_field.value:
-            add(occ_field, after.waves, "Occupancy")
+        # the comment is the compiler's count (LLVM's model), kept as the compiler would write it
+        if before is not None and after is not None and before.compiler_waves == occ_field.value:
+            add(occ_field, after.compiler_waves, "Occupancy")
     return out
 
 
@@ -77,8 +78,8 @@ def rewrite_counts(analysis) -> tuple[str, list[str]]:
     edits = Edits(program)
     notes: list[str] = []
     for kernel in program.kernels:
-        if not kernel.descriptor:
-            continue
+        if not kernel.descriptor or kernel.first == kernel.last:
+            continue  # an empty body: LLVM's counts of no code are left as they are
         res = kernel_resources(program, kernel)
         if res.unknown:
             raise FixRefused(f"kernel {kernel.name}: {res.unknown[0]}, so the registers it uses are unknown")
