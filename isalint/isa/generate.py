@@ -47,7 +47,7 @@ import re
 import sys
 from pathlib import Path
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 WAVE32 = True  # gfx1100 default; lane masks are 32 bits, VCC is vcc_lo and EXEC is exec_lo
 
 # --------------------------------------------------------------------------------------------
@@ -119,6 +119,12 @@ class Tables:
                         f["hi"], f["lo"] = args[0].value, args[1].value
                     if f["cls"] == "EnumBitField":
                         f["enum"] = args[2].id
+                    if f["cls"] == "FixedBitField" and len(args) >= 3 and isinstance(args[2], ast.Constant):
+                        f["value"] = args[2].value
+                    for kw in st.value.keywords:
+                        if kw.arg == "default":
+                            d = kw.value
+                            f["default"] = d.value if isinstance(d, ast.Constant) else getattr(d, "id", None)
                     fields[st.targets[0].id] = f
                 self.classes[node.name] = {"bases": [b.id for b in node.bases if isinstance(b, ast.Name)],
                                            "fields": fields}
@@ -536,6 +542,35 @@ _SUBVECTOR_LOOP_FIELDS = {"sdst": ("FMT_NUM_B32", 32, "OPR_SDST"), "simm16": ("F
 # (LLVM's DSInstructions.td: ADDR is an output tied to the input).
 _PROSE_ROLES = {"DSOp.DS_BVH_STACK_RTN_B32": {"addr": "defuse"}}
 _PLACEHOLDER = "vcc_lo"  # LLVM writes the implicit VCC of VOP2/VOPC e32 forms explicitly (wave32)
+
+
+# The bit-field classes of ins.py, as the decoder (isalint.binary.decoder) reads a field's value.
+_LAYOUT_KIND = {"VGPRField": "vgpr", "VDSTYField": "vdsty", "SGPRField": "sgpr", "SBaseField": "sbase",
+                "SRsrcField": "srsrc", "SSrcField": "ssrc", "SrcField": "src", "BitField": "bits",
+                "EnumBitField": "op", "FixedBitField": "fixed"}
+
+
+def layouts(t: Tables) -> dict:
+    """Each encoding class of ins.py as bit fields: ``{"bits": width of the instruction, "base": the
+    class it extends, "fields": {name: [hi, lo, kind] (+ [default] or, for fixed bits, [value])}}``.
+    A field's bits are counted from bit 0 of the instruction's first dword, little-endian across
+    dwords (a literal in bits 95:64 is the third dword)."""
+    out = {}
+    for cls in t.classes:
+        fields = {}
+        for name, f in t.fields(cls).items():
+            if "hi" not in f:
+                continue
+            row = [f["hi"], f["lo"], _LAYOUT_KIND.get(f["cls"], f["cls"])]
+            if f["cls"] == "FixedBitField":
+                row.append(f.get("value", 0))
+            elif f.get("default") is not None:
+                row.append(f["default"])
+            fields[name] = row
+        top = max((r[0] for r in fields.values()), default=31)
+        bases = [b for b in t.classes[cls]["bases"] if b in t.classes]
+        out[cls] = {"bits": (top // 32 + 1) * 32, "base": bases[0] if bases else None, "fields": fields}
+    return out
 
 
 def _base_encoding(cls: str) -> str:
@@ -973,6 +1008,8 @@ def main(argv=None) -> int:
         # where each encoding keeps its opcode, bit [hi, lo] of the instruction (VOPD: opx, opy)
         "op_fields": {enc: [[f["hi"], f["lo"]] for name, f in t.fields(enc).items() if name in ("op", "opx", "opy")]
                       for enc in sorted({r["enc"] for r in entries.values()})},
+        # every encoding's bit fields, for the decoder of machine code
+        "layouts": layouts(t),
         "notes": res["notes"],
         "count": len(entries),
     }
