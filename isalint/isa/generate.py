@@ -692,7 +692,8 @@ class Builder:
                 if toks and all(tk in pc.widths and not pc.ranges.get(tk) for tk in toks):
                     bits = min(bits, max(pc.widths[tk] for tk in toks))
             role = "use" if kind in ("imm", "label", "other") else self._role(enc, name, pc, tokmap, bits)
-            op = {"name": out_name, "role": role, "bits": bits, "kind": kind}
+            op = {"name": out_name, "role": role, "bits": bits, "kind": kind,
+                  "fmt": _short_fmt(data[name][0]), "opt": data[name][2].removeprefix("OPR_")}
             if data[name][0] == _LANE_MASK_FMT:
                 op["mask"] = True  # one bit per lane: two SGPRs in wave64
             ops.append(op)
@@ -713,7 +714,9 @@ class Builder:
                     pos = i + 1
             if pos is None:
                 pos = next((i for i, o in enumerate(ops) if o["role"] != "def"), len(ops))
-            ops.insert(pos, {"name": "simm32", "role": "use", "bits": 32, "kind": "imm"})
+            # the literal has the type of the sources it is combined with
+            fmt = next((o.get("fmt") for o in ops if o["name"] in ("src0", "ssrc0")), "B32")
+            ops.insert(pos, {"name": "simm32", "role": "use", "bits": 32, "kind": "imm", "fmt": fmt, "opt": "SIMM32"})
 
         # implicit registers from the pseudocode
         for tok, reg in _IMPLICIT.items():
@@ -862,6 +865,11 @@ def _dpp_legal(e: dict, base: str) -> bool:
     return True
 
 
+def _short_fmt(fmt: str) -> str:
+    """``FMT_NUM_F16`` -> ``F16``, ``FMT_ANY`` -> ``ANY``."""
+    return fmt.removeprefix("FMT_").removeprefix("NUM_")
+
+
 def _op_row(o: dict) -> list:
     row = [o["name"], o["role"], o["bits"], o["kind"]]
     if o.get("mask"):
@@ -919,6 +927,8 @@ def build(t: Tables) -> dict:
         row = {"enc": e["encoding"], "cls": klass, "op": opcode,
                "ops": [_op_row(o) for o in ops],
                "idef": e["idefs"], "iuse": e["iuses"], "cnt": counters}
+        # each operand's number format and operand type (how a disassembler prints its value)
+        row["fmt"] = [f"{o.get('fmt', '')}/{o.get('opt', '')}" for o in ops]
         if vopd:
             row["vopd"] = vopd
         if is_trans:
@@ -1010,6 +1020,8 @@ def main(argv=None) -> int:
                       for enc in sorted({r["enc"] for r in entries.values()})},
         # every encoding's bit fields, for the decoder of machine code
         "layouts": layouts(t),
+        # the returning messages of s_sendmsg_rtn
+        "msg": dict(sorted(t.enums.get("MSG", {}).items(), key=lambda kv: kv[1])),
         "notes": res["notes"],
         "count": len(entries),
     }
