@@ -42,6 +42,11 @@ _SIXTEEN = {"F16", "BF16", "I16", "U16", "B16"}
 _SIXTY_FOUR = {"F64", "I64", "U64", "B64"}
 
 
+# encodings whose size depends on their second dword (a literal or DPP dword after the first two)
+_SIZE_FROM_SECOND_DWORD = {"VOP3", "VOP3SD", "VOP3P", "VOPD"}
+_LONGER = (None, None)  # a first-two-dwords entry: the instruction is 12 bytes
+
+
 class UnknownEncoding(ValueError):
     """Machine code the decoder does not print; ``offset`` is the byte offset in the code."""
 
@@ -81,6 +86,13 @@ class _Tables:
             fixed.append((hi - lo + 1, lo, (1 << (hi - lo + 1)) - 1, value, cls))
         fixed.sort(reverse=True)
         self.dispatch = [(lo, mask, value, cls) for _w, lo, mask, value, cls in fixed]
+        # every encoding is told by bits [31:23] of the first dword: one table of 512
+        assert all(lo >= 23 for lo, _m, _v, _c in self.dispatch)
+        self.by_top: list[str | None] = []
+        for top in range(512):
+            word = top << 23
+            self.by_top.append(next((cls for lo, mask, value, cls in self.dispatch if (word >> lo) & mask == value),
+                                    None))
         self.field = {cls: {name: (f[1], (1 << (f[0] - f[1] + 1)) - 1) for name, f in lay["fields"].items()}
                       for cls, lay in self.layouts.items()}
         names = set(ops)
@@ -208,28 +220,53 @@ class Decoder:
     def __init__(self, wave64: bool = False):
         self.t = tables()
         self.wave64 = wave64
-        self._memo: dict[bytes, str] = {}
+        self._m4: dict[bytes, tuple] = {}  # instructions by their bytes, by size
+        self._m8: dict[bytes, tuple] = {}
+        self._m12: dict[bytes, tuple] = {}
 
     # -- one instruction -----------------------------------------------------------------------
     def decode(self, code: bytes, k: int) -> tuple[int, str, int | None]:
         """(size in bytes, text, branch target) of the instruction at byte ``k`` of ``code``. A branch's
-        text holds ``{}`` where its target is named; the target is a byte offset into ``code``."""
+        text holds ``{}`` where its target is named; the target is a byte offset into ``code``.
+
+        Kernels repeat their instructions: each distinct one is decoded once, then found by its
+        bytes (its first dword when that fixes its size, else its first two or three)."""
+        raw = code[k:k + 4]
+        entry = self._m4.get(raw)
+        if entry is None:
+            raw = code[k:k + 8]
+            entry = self._m8.get(raw)
+            if entry is None or entry is _LONGER:
+                raw = code[k:k + 12]
+                entry = self._m12.get(raw)
+                if entry is None:
+                    return self._first(code, k)
+        text, rel = entry
+        return len(raw), text, (None if rel is None else k + rel)
+
+    def _first(self, code: bytes, k: int) -> tuple[int, str, int | None]:
+        """:meth:`decode` of an instruction not seen before."""
         size, cls = self.size(code, k)
         raw = code[k:k + size]
-        entry = self._memo.get(raw)
-        if entry is None:
-            if len(raw) < size:
-                raise UnknownEncoding(k, f"instruction runs past the end of the code ({len(raw)} of {size} bytes)")
-            self._rel = None
-            try:
-                text = self._text(raw, cls, k)
-            except UnknownEncoding:
-                raise
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise UnknownEncoding(k, f"{cls} word {raw.hex()}: {exc}") from None
-            entry = self._memo[raw] = (text, self._rel)
-        text, rel = entry
-        return size, text, (None if rel is None else k + rel)
+        if len(raw) < size:
+            raise UnknownEncoding(k, f"instruction runs past the end of the code ({len(raw)} of {size} bytes)")
+        self._rel = None
+        try:
+            text = self._text(raw, cls, k)
+        except UnknownEncoding:
+            raise
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise UnknownEncoding(k, f"{cls} word {raw.hex()}: {exc}") from None
+        entry = (text, self._rel)
+        if size == 4 and cls not in _SIZE_FROM_SECOND_DWORD:
+            self._m4[raw] = entry
+        elif size == 8:
+            self._m8[raw] = entry
+        else:
+            if size == 12:
+                self._m8[raw[:8]] = _LONGER
+            self._m12[raw] = entry
+        return size, text, (None if self._rel is None else k + self._rel)
 
     def size(self, code: bytes, k: int) -> tuple[int, str]:
         """(size, encoding class) of the instruction at ``k``: the base encoding, a literal dword
@@ -237,10 +274,8 @@ class Decoder:
         if k + 4 > len(code):
             raise UnknownEncoding(k, "truncated instruction")
         w0 = code[k] | code[k + 1] << 8 | code[k + 2] << 16 | code[k + 3] << 24
-        for lo, mask, value, cls in self.t.dispatch:
-            if (w0 >> lo) & mask == value:
-                break
-        else:
+        cls = self.t.by_top[w0 >> 23]
+        if cls is None:
             raise UnknownEncoding(k, f"no gfx11 encoding has the word 0x{w0:08x}")
         base = self.t.layouts[cls]["bits"] // 8
         if cls in ("VOP1", "VOP2", "VOPC"):

@@ -26,6 +26,11 @@ def unpack(data: bytes):
     return value
 
 
+def read_at(data: bytes, k: int):
+    """(the value at byte ``k``, the offset after it)."""
+    return _read(data, k, 0)
+
+
 def _read(data: bytes, k: int, depth: int):
     if depth > _MAX_DEPTH:
         raise MsgpackError("nested too deeply")
