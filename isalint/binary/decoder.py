@@ -84,6 +84,10 @@ class _Tables:
                 continue
             hi, lo, _kind, value = lay["fields"]["encoding"]
             fixed.append((hi - lo + 1, lo, (1 << (hi - lo + 1)) - 1, value, cls))
+        # classes that share their fixed bits (VOP3/VOP3SD, FLAT/GLOBAL/SCRATCH) are one encoding
+        # here, told apart by the opcode or the segment field: keep the first name
+        seen = set()
+        fixed = [f for f in sorted(fixed, key=lambda f: f[4]) if f[:4] not in seen and not seen.add(f[:4])]
         fixed.sort(reverse=True)
         self.dispatch = [(lo, mask, value, cls) for _w, lo, mask, value, cls in fixed]
         # every encoding is told by bits [31:23] of the first dword: one table of 512
@@ -581,8 +585,6 @@ class Decoder:
             tail += _dpp8(ext, (w1 & 0x1FF) == DPP8_FI) if (w1 & 0x1FF) != DPP16 else _dpp16(ext)
         return (name + " " + ", ".join(out) if out else _bare(name)) + tail
 
-    _vop3sd = _vop3  # one encoding: the opcode tells VOP3 from VOP3SD
-
     def _vop3p(self, value: int, size: int, k: int) -> str:
         o = self._op("VOP3P", self._get("VOP3P", value, "op"), k)
         w1 = (value >> 32) & 0xFFFFFFFF
@@ -714,15 +716,8 @@ class Decoder:
 
     # vector memory -----------------------------------------------------------------------------
     def _flat(self, value: int, size: int, k: int) -> str:
-        return self._flat_like("FLAT", value, k)
-
-    def _global(self, value: int, size: int, k: int) -> str:
-        return self._flat_like("GLOBAL", value, k)
-
-    def _scratch(self, value: int, size: int, k: int) -> str:
-        return self._flat_like("SCRATCH", value, k)
-
-    def _flat_like(self, enc: str, value: int, k: int) -> str:
+        """FLAT, GLOBAL and SCRATCH: one encoding, the SEG field tells which."""
+        enc = "FLAT"
         g = lambda n: self._get(enc, value, n)  # noqa: E731
         seg = g("seg")
         enc = {0: "FLAT", 1: "SCRATCH", 2: "GLOBAL"}.get(seg)

@@ -112,5 +112,19 @@ class Descriptor:
         out.append(f"\t.amdhsa_wavefront_size32 {0 if self.wave64 else 1}")
         if self.props >> USES_DYNAMIC_STACK & 1:
             out.append("\t.amdhsa_uses_dynamic_stack 1")
+        for field, value in self.unwritten():
+            out.append(f"\t; {field} {value}: in the descriptor, but no directive writes it on gfx11")
         out.append(".end_amdhsa_kernel")
+        return out
+
+    def unwritten(self) -> list[tuple[str, int]]:
+        """Nonzero descriptor fields the assembler's directives cannot set on GFX10+ (clang's object
+        writer fills GRANULATED_WAVEFRONT_SGPR_COUNT, which the ISA reserves there): the bytes a
+        re-assembled listing differs in."""
+        out = []
+        for field, lo, width in (("GRANULATED_WAVEFRONT_SGPR_COUNT", 6, 4), ("PRIORITY", 10, 2), ("PRIV", 20, 1),
+                                 ("DEBUG_MODE", 22, 1), ("BULKY", 24, 1), ("CDBG_USER", 25, 1)):
+            value = self.rsrc1 >> lo & ((1 << width) - 1)
+            if value:
+                out.append((field, value))
         return out

@@ -134,7 +134,7 @@ def render(kernel: KernelImage, instrs=None) -> str:
             for label in here:
                 append(f"{_symbol(label)}:")
         if target is not None:
-            text = text.replace("{}", _symbol(labels[target][0]))
+            text = text.replace("{}", _symbol(min(labels[target])))  # of several, the one llvm-objdump names
         append("\t" + text)
         end = offset + size
     for offset in sorted(k for k in labels if k >= end or k < 0):
