@@ -159,6 +159,49 @@ def test_disasm_writes_assemblable_kernels_and_nothing_on_bad_input(tmp_path):
     assert not (tmp_path / "none").exists()
 
 
+_IMAGE_KERNEL = """\
+\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"
+\t.amdhsa_code_object_version 5
+\t.text
+\t.globl k
+\t.p2align 8
+\t.type k,@function
+k:
+\timage_sample v[0:3], v[0:1], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_2D
+\ts_waitcnt vmcnt(0)
+\ts_endpgm
+.Lend:
+\t.size k, .Lend-k
+\t.rodata
+\t.p2align 6
+.amdhsa_kernel k
+\t.amdhsa_next_free_vgpr 4
+\t.amdhsa_next_free_sgpr 12
+.end_amdhsa_kernel
+"""
+
+
+def test_an_encoding_the_decoder_lacks_comes_from_llvm_objdump_or_is_named(tmp_path):
+    tc = toolchain_or_skip()
+    (tmp_path / "img.s").write_text(_IMAGE_KERNEL)
+    build(tc, tmp_path / "img.s", tmp_path / "img.co")
+    env = dict(os.environ, ISALINT_OBJDUMP="none")
+    p = subprocess.run([sys.executable, "-m", "isalint", "check", "--no-cache", str(tmp_path / "img.co")],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "image (MIMG) instructions are not decoded" in p.stderr and "address 0x" in p.stderr
+    from isalint.binary import objdump
+
+    if objdump.find() is None:
+        pytest.skip("no llvm-objdump that knows gfx11 is installed: the fallback is not there to test")
+    code, out, err = run("check", "--no-cache", tmp_path / "img.co")
+    assert code in (0, 1) and "1 kernel checked" in out
+    assert "1 instruction(s) printed by llvm-objdump, which isalint does not decode: image_sample" in err
+    kernel = codeobject.read((tmp_path / "img.co").read_bytes(), "img.co")[0][0]
+    text = listing.render(kernel, listing.decode_kernel(kernel))
+    assert "\timage_sample v[0:3], v[0:1], s[0:7], s[8:11] dmask:0xf dim:SQ_RSRC_IMG_2D\n" in text
+
+
 # ------------------------------------------------------------------------------------------------
 # bundles and fat binaries
 # ------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The fallback for machine code isalint's decoder does not print: LLVM's disassembler, found on the
 machine (``ISALINT_OBJDUMP``, ROCm's ``$ROCM_PATH/llvm/bin``, ``llvm-objdump-N`` or ``llvm-objdump`` on
-``PATH``, the first that knows the amdgcn target).
+``PATH``, the first that knows the amdgcn target; ``ISALINT_OBJDUMP=none``: none).
 
 The kernel's code is wrapped in a minimal relocatable ELF (one ``.text`` section, the processor in
 ``e_flags``) so that ``llvm-objdump -d`` reads it without the rest of the file it came from.
@@ -26,6 +26,8 @@ def find() -> str | None:
     """The path of an llvm-objdump that disassembles gfx11, or None."""
     if _FOUND:
         return _FOUND[0]
+    if os.environ.get(ENV) == "none":  # behave as if none were installed
+        return None
     candidates = []
     if os.environ.get(ENV):
         candidates.append(os.environ[ENV])
