@@ -1,4 +1,4 @@
-"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|validate|run|estimate|optimize|server``.
+"""Command line: ``isalint check|dump|graph|rules|explain|report|fix|assemble|disasm|validate|run|estimate|optimize|server``.
 
 Subcommands live in ``isalint.commands.<name>`` and are imported only when
 invoked, so ``isalint check`` does not pay for numpy, networkx or rich; a
@@ -19,6 +19,7 @@ COMMANDS = {
     "report": "isalint.commands.report:command",
     "fix": "isalint.commands.fix:command",
     "assemble": "isalint.commands.assemble:command",
+    "disasm": "isalint.commands.disasm:command",
     "validate": "isalint.commands.validate:command",
     "run": "isalint.commands.run:command",
     "estimate": "isalint.commands.estimate:command",

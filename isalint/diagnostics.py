@@ -36,13 +36,14 @@ class Diagnostic(Record):
     notes: list[str]  # detail printed under the finding
     sites: list[Site]  # the places an aggregated finding covers
     cost: dict | None  # what a performance finding costs (see rules/cost.py)
+    kernel: str | None  # the kernel of a code object it is about (``path`` is then ``FILE:KERNEL``)
 
     __slots__ = _fields = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message",
-                           "fix", "notes", "sites", "cost")
+                           "fix", "notes", "sites", "cost", "kernel")
 
     def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int, code: str, severity: str,
                  message: str, fix: str | None = None, notes: list[str] | None = None,
-                 sites: list[Site] | None = None, cost: dict | None = None):
+                 sites: list[Site] | None = None, cost: dict | None = None, kernel: str | None = None):
         self.path = path
         self.line = line
         self.column = column
@@ -55,9 +56,18 @@ class Diagnostic(Record):
         self.notes = [] if notes is None else notes
         self.sites = [] if sites is None else sites
         self.cost = cost
+        self.kernel = kernel
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
+        """The finding as JSON; one in a kernel of a code object names the file as ``path`` and the
+        kernel as ``kernel``."""
+        if self.kernel is not None:
+            path = self.path[:-len(self.kernel) - 1] if self.path.endswith(":" + self.kernel) else self.path
+            return {"path": path, "kernel": self.kernel, **self._json_body()}
+        return {"path": self.path, **self._json_body()}
+
+    def _json_body(self) -> dict:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line,
                 "end_column": self.end_column, "code": self.code, "severity": self.severity, "message": self.message,
                 "fix": self.fix, "notes": list(self.notes),
                 "sites": [{"line": s.line, "column": s.column, "end_column": s.end_column, "message": s.message}

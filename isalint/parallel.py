@@ -17,9 +17,10 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def map_ordered(fn, jobs: list, workers: int, initializer=None, largest_first=None) -> list:
+def map_ordered(fn, jobs: list, workers: int, initializer=None, largest_first=None, progress=None) -> list:
     """``[fn(job) for job in jobs]``, computed by ``workers`` processes. ``largest_first(job)`` is a
-    size: the biggest jobs are handed out first, so that one long job does not end the run alone."""
+    size: the biggest jobs are handed out first, so that one long job does not end the run alone.
+    ``progress(done)`` is called as results come in."""
     import multiprocessing
 
     order = list(range(len(jobs)))
@@ -29,8 +30,10 @@ def map_ordered(fn, jobs: list, workers: int, initializer=None, largest_first=No
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     results: list = [None] * len(jobs)
     with context.Pool(workers, initializer=initializer) as pool:
-        for n, result in pool.imap_unordered(_indexed, [(fn, n, jobs[n]) for n in order]):
+        for done, (n, result) in enumerate(pool.imap_unordered(_indexed, [(fn, n, jobs[n]) for n in order]), 1):
             results[n] = result
+            if progress is not None:
+                progress(done)
     return results
 
 

@@ -43,6 +43,43 @@ def read_bytes(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     return data
 
 
+BINARY_MAGICS = (b"\x7fELF", b"__CLANG_OFFLOAD_BUNDLE__", b"CCOB")
+MAX_BINARY_BYTES = 1 << 34  # a code object is mapped, not read: 16 GiB
+
+
+def is_binary(path: str) -> bool:
+    """Whether ``path`` is a regular file that starts like a code object, an offload bundle or a host
+    executable (read with :func:`map_file`, not as text). Anything else, or a file that cannot be
+    read, is left to :func:`read_bytes` to read or refuse."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(24)
+    except (OSError, ValueError):
+        return False
+    return head.startswith(BINARY_MAGICS)
+
+
+def map_file(path: str):
+    """The bytes of the regular file ``path`` mapped into memory (a code object can be far larger
+    than an assembly file)."""
+    import mmap
+
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _error(path, f"not a regular file ({_file_kind(st.st_mode)})")
+            if st.st_size > MAX_BINARY_BYTES:
+                raise _error(path, f"file is more than the {MAX_BINARY_BYTES}-byte limit")
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise _error(path, f"cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # an empty file cannot be mapped
+        return b""
+
+
 def _file_kind(mode: int) -> str:
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):

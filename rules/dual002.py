@@ -276,10 +276,21 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
     forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
 
     def pairing(a, b, stop=False):
+        # a pairing depends on the two statements alone, and the parser gives every line of one text
+        # the same statements: worked out once per pair of texts (kept alive by the entry)
+        sa, sb = instrs[a].stmts[0], instrs[b].stmts[0]
+        key = (id(sa), id(sb), stop)
+        known = _PAIRINGS.get(key)
+        if known is not None and known[0] is sa and known[1] is sb:
+            return known[2]
         for i in (a, b):
             if i not in forms:
                 forms[i] = _forms(cands[i])
-        return _pairing(cands[a], cands[b], forms[a], forms[b], stop=stop)
+        p = _pairing(cands[a], cands[b], forms[a], forms[b], stop=stop)
+        if len(_PAIRINGS) >= _MEMO_MAX:
+            _PAIRINGS.clear()
+        _PAIRINGS[key] = (sa, sb, p)
+        return p
 
     # Legal, movable pairs among the singles, then a maximum matching of them.
     options: dict[tuple[int, int], object] = {}
@@ -345,13 +356,58 @@ def _nearest(order: list[int], n: int) -> int:
     return min(around, key=lambda j: (abs(j - i), j))
 
 
+# pure-speed memos: the pairings of two statements, and the best matching of a graph of options
+_PAIRINGS: dict[tuple, tuple] = {}
+_MATCHINGS: dict[tuple, list] = {}
+_MEMO_MAX = 1 << 15
+
+
 def _match(options) -> list[tuple[int, int]]:
     """A maximum set of disjoint pairs: as many pairs as possible, then the smallest total
     distance between partners; among equally good sets the one whose sorted list of pairs is
-    smallest (each instruction takes the nearest partner it can)."""
+    smallest (each instruction takes the nearest partner it can).
+
+    Every set of pairs has a weight of its own (see :func:`_component_match`), so the best set is
+    unique, and it is the union of the best sets of the graph's connected components: each is
+    matched alone, and a component of the same shape as one seen before (the same edges, shifted)
+    takes that one's matching."""
     if not options:
         return []
-    edges = sorted(options)
+    adj: dict[int, list[int]] = {}
+    for a, b in options:
+        adj.setdefault(a, []).append(b)
+        adj.setdefault(b, []).append(a)
+    seen: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for root in sorted(adj):
+        if root in seen:
+            continue
+        seen.add(root)
+        members, stack = [root], [root]
+        while stack:
+            for u in adj[stack.pop()]:
+                if u not in seen:
+                    seen.add(u)
+                    members.append(u)
+                    stack.append(u)
+        base = min(members)
+        edges = sorted((a, b) for a in members for b in adj[a] if a < b)
+        if len(edges) == 1:
+            out.extend(edges)
+            continue
+        shape = tuple((a - base, b - base) for a, b in edges)
+        rel = _MATCHINGS.get(shape)
+        if rel is None:
+            rel = [(a - base, b - base) for a, b in _component_match(edges)]
+            if len(_MATCHINGS) >= _MEMO_MAX:
+                _MATCHINGS.clear()
+            _MATCHINGS[shape] = rel
+        out.extend((a + base, b + base) for a, b in rel)
+    return sorted(out)
+
+
+def _component_match(edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """:func:`_match` of one connected graph of options (``edges`` sorted)."""
     adj: dict[int, list[int]] = {}
     for a, b in edges:
         adj.setdefault(a, []).append(b)

@@ -15,7 +15,7 @@ SEVERITIES = ("error", "warning", "info")  # most severe first
 _VALUED = {"--select": "select", "--ignore": "ignore", "--extend-select": "extend_select", "--format": "fmt",
            "--target": "target", "--fail-on": "fail_on", "--min-severity": "min_severity",
            "--output-file": "output_file", "-o": "output_file", "--config": "config",
-           "--stdin-filename": "stdin_filename"}
+           "--stdin-filename": "stdin_filename", "--kernel": "kernel"}
 _FLAGS = {"--color": ("color", True), "--no-color": ("color", False), "--statistics": ("statistics", True),
           "--exit-zero": ("exit_zero", True), "-q": ("quiet", True), "--quiet": ("quiet", True),
           "-v": ("verbose", True), "--verbose": ("verbose", True), "--watch": ("watch", True),
@@ -78,7 +78,8 @@ class Options:
 
     def __init__(self, paths, select=None, ignore=None, extend_select=None, fmt="text", target=None, color=None,
                  fail_on="warning", min_severity="info", exit_zero=False, statistics=False, output_file=None,
-                 quiet=False, verbose=False, config=None, stdin_filename=None, watch=False, no_cache=False):
+                 quiet=False, verbose=False, config=None, stdin_filename=None, watch=False, no_cache=False,
+                 kernel=None):
         self.paths = list(paths)
         self.select, self.ignore, self.extend_select = _codes(select), _codes(ignore) or [], _codes(extend_select) or []
         self.fmt, self.target, self.color = fmt, target, color
@@ -86,6 +87,7 @@ class Options:
         self.statistics, self.output_file, self.quiet, self.verbose = statistics, output_file, quiet, verbose
         self.config, self.stdin_filename, self.watch = config, stdin_filename, watch
         self.no_cache = no_cache
+        self.kernel = kernel  # the glob of the kernels of a code object to check
 
 
 def run(paths, hard_exit=False, **options):
@@ -170,12 +172,16 @@ def _run(opts: Options, keep: list | None = None) -> int:
     config_errors: dict[str, tuple] = {}  # directory -> the ("error", message) of its configuration
     cache = None if opts.no_cache else _cache()
     style = _style(opts)  # how each file's findings are printed, when a file's report can be kept alone
-    keys: list = [None] * len(files)  # file number -> its cache key
-    outcomes: list = [None] * len(files)
-    jobs: list = []  # (file number, job) of the files the cache does not know
+    keys: list = []  # unit number -> its cache key
+    outcomes: list = []  # unit number -> its outcome: a unit is a file, or a kernel of a code object
+    jobs: list = []  # (unit number, job) of the units the cache does not know
+    kernel_units: list[int] = []  # the units that are kernels of code objects
     configs: dict[str, object] = {}  # directory -> its configuration
     selections: dict[int, list[str]] = {}  # id(configuration) -> rules, when they do not depend on the path
-    for n, path in enumerate(files):
+    for path in files:
+        n = len(outcomes)
+        outcomes.append(None)
+        keys.append(None)
         name = (opts.stdin_filename or "<stdin>") if path == "-" else path
         config = fixed_config
         if config is None:
@@ -203,18 +209,36 @@ def _run(opts: Options, keep: list | None = None) -> int:
         if isinstance(data, tuple):  # could not be read
             outcomes[n] = data
             continue
-        job = (name, data, codes, opts.target or config.target, sorted(config.severity.items()))
-        if cache is not None:
-            key = cache.key(data, name, (tuple(codes), job[3], tuple(job[4])))
-            job += (key,)
-            keys[n] = key
-            if style is not None:  # the file's findings as this report prints them: no findings to load
-                outcomes[n] = cache.load(cache.derived(key, style))
-                if outcomes[n] is not None:
-                    continue
-            outcomes[n] = cache.load(key)
-        if outcomes[n] is None:
-            jobs.append((n, job))
+        if _is_kernels(data):  # a code object: its kernels are checked one by one
+            units = _kernel_units(data, name, opts)
+        elif opts.kernel is not None:
+            outcomes[n] = ("error", f"{name}:1: --kernel selects kernels of a code object; this is not one")
+            continue
+        else:
+            units = [("unit", name, data)]
+        for u, unit in enumerate(units):
+            if u:
+                n = len(outcomes)
+                outcomes.append(None)
+                keys.append(None)
+            if unit[0] != "unit":  # an outcome already: a code object skipped, a file that cannot be read
+                outcomes[n] = unit
+                continue
+            _, unit_name, unit_data = unit
+            if unit_data is not data:
+                kernel_units.append(n)
+            job = (unit_name, unit_data, codes, opts.target or config.target, sorted(config.severity.items()))
+            if cache is not None:
+                key = cache.key(_cache_bytes(unit_data), unit_name, (tuple(codes), job[3], tuple(job[4])))
+                job += (key,)
+                keys[n] = key
+                if style is not None:  # the unit's findings as this report prints them: nothing to load
+                    outcomes[n] = cache.load(cache.derived(key, style))
+                    if outcomes[n] is not None:
+                        continue
+                outcomes[n] = cache.load(key)
+            if outcomes[n] is None:
+                jobs.append((n, job))
     if jobs:
         for (n, job), outcome in zip(jobs, _check_jobs([job for _, job in jobs], keep)):
             outcomes[n] = outcome
@@ -262,18 +286,19 @@ def _run(opts: Options, keep: list | None = None) -> int:
     for e in errors:
         _echo(f"isalint: {e}", err=True)
     checked = sum(1 for o in outcomes if o[0] in ("ok", "report"))
-    failed = len(files) - checked - len(skipped)
+    kernels = sum(1 for n in kernel_units if outcomes[n][0] in ("ok", "report"))
+    failed = len(outcomes) - checked - len(skipped)
     if style is not None:
         totals = [sum(c[k] for _, c in reports) for k in range(len(SEVERITIES))]
         _report_files(opts, style, [t for t, c in reports if sum(c)], dict(zip(SEVERITIES, totals)), checked,
-                      len(skipped), failed, hidden)
+                      len(skipped), failed, hidden, kernels)
     else:
         shown = [d for d in diagnostics if _RANK[d.severity] <= _RANK[opts.min_severity]]
         totals = [sum(1 for d in shown if d.severity == s) for s in SEVERITIES]
         for d in diagnostics:
             if _RANK[d.severity] > _RANK[opts.min_severity]:
                 hidden[d.severity] += 1
-        _report(opts, shown, sources, checked, len(skipped), failed, hidden)
+        _report(opts, shown, sources, checked, len(skipped), failed, hidden, kernels)
     if errors:
         return 2
     if opts.exit_zero:
@@ -298,7 +323,9 @@ def _read(path: str, name: str):
         return data
 
     try:
-        return read_bytes(path)
+        from ..reading import is_binary, map_file
+
+        return map_file(path) if is_binary(path) else read_bytes(path)
     except Exception as exc:
         from ..parse.source import InputError  # not imported before it is needed: a cache hit parses nothing
 
@@ -307,16 +334,58 @@ def _read(path: str, name: str):
         raise
 
 
+def _is_kernels(data) -> bool:
+    from ..reading import BINARY_MAGICS
+
+    return bytes(data[:24]).startswith(BINARY_MAGICS)
+
+
+def _kernel_units(data, name: str, opts: Options) -> list:
+    """(display name, kernel) of each gfx11 kernel of the code object ``data`` that ``--kernel``
+    selects, and a ("skipped", what, why) for each code object for another processor; or one
+    ("error", message) when the file cannot be read as a code object."""
+    from ..binary import codeobject
+
+    try:
+        kernels, skipped = codeobject.read(data, name, opts.kernel)
+    except codeobject.CodeObjectError as exc:
+        return [("error", f"{name}:1: not a code object that can be read: {exc}")]
+    units: list = [("unit", f"{name}:{k.name}", k) for k in sorted(kernels, key=lambda k: k.code_addr)]
+    units += [("skipped", f"{name}: {s.what}", s.why) for s in skipped]
+    if not kernels and opts.kernel is not None:
+        return [("error", f"{name}:1: no gfx11 kernel matches --kernel {opts.kernel}")]
+    if not kernels and not skipped:
+        return [("error", f"{name}:1: no kernel found in the code object")]
+    return units
+
+
+def _cache_bytes(data) -> bytes:
+    """What a unit's cached findings are keyed on: a file's bytes, a kernel's code, descriptor,
+    labels and metadata."""
+    return data.fingerprint() if hasattr(data, "fingerprint") else data
+
+
+def _job_size(job) -> int:
+    data = job[1]
+    return len(data.code) * 4 if hasattr(data, "code") else len(data)  # a code dword is a line of text
+
+
 def _check_jobs(jobs: list, keep: list | None) -> list:
     """The outcomes of ``jobs`` (see :func:`_check_job`): in worker processes when there are enough
-    of them to pay for starting those, else here."""
+    of them to pay for starting those, else here; with a count of what is done on a terminal."""
     from ..parallel import map_ordered, usable_cpus
+    from .progress import progress
 
     cpus = usable_cpus()
-    if cpus > 1 and len(jobs) >= POOL_MIN_FILES and sum(len(job[1]) for job in jobs) >= POOL_MIN_BYTES:
+    if cpus > 1 and len(jobs) >= POOL_MIN_FILES and sum(_job_size(job) for job in jobs) >= POOL_MIN_BYTES:
         _preload({code for job in jobs for code in job[2]})
-        return map_ordered(_check_job, jobs, min(cpus, len(jobs)), initializer=_worker_start,
-                           largest_first=lambda job: len(job[1]))
+        what = "kernels" if any(hasattr(job[1], "code") for job in jobs) else "files"
+        with progress(f"checking {len(jobs)} {what}") as shown:
+            def done(count: int) -> None:
+                shown.update(f"checking {len(jobs)} {what}: {count} done")
+
+            return map_ordered(_check_job, jobs, min(cpus, len(jobs)), initializer=_worker_start,
+                               largest_first=_job_size, progress=done if len(jobs) > 1 else None)
     import gc
 
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
@@ -386,9 +455,16 @@ def _analyze(job):
     from ..parse.source import InputError
 
     name, data, codes, target, severity = job[:5]
+    kernel = data if hasattr(data, "code") else None
     try:
+        if kernel is not None:
+            data, notes = _kernel_listing(kernel)
         result = check_file(name, codes, target, registry.available(),
                             Config(severity=dict(severity)) if severity else None, data)
+        if kernel is not None:
+            for d in result.findings:
+                d.kernel = kernel.name
+            result.warnings.extend(notes)
     except OtherProcessor as exc:
         return ("skipped", name, exc.message), None
     except InputError as exc:
@@ -402,17 +478,36 @@ def _analyze(job):
     return ("ok", name, [_plain(d) for d in result.findings], lines, result.lines, result.warnings), result.analysis
 
 
+def _kernel_listing(kernel) -> tuple[bytes, list[str]]:
+    """A kernel's listing (what is checked) and warnings about how it was made."""
+    from ..binary import listing
+    from ..parse.source import InputError
+
+    try:
+        instrs = listing.decode_kernel(kernel)
+    except listing.ListingError as exc:
+        raise InputError(kernel.display, 1, f"cannot decode the kernel: {exc}") from None
+    notes = []
+    if instrs.borrowed:
+        ops = sorted({op for _, op in instrs.borrowed})
+        notes.append(f"{kernel.display}: {len(instrs.borrowed)} instruction(s) printed by llvm-objdump, which "
+                     f"isalint does not decode: {', '.join(ops)}")
+    return listing.render(kernel, instrs).encode(), notes
+
+
 def _plain(d) -> tuple:
     return (d.path, d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message, d.fix,
             list(d.notes), [(s.line, s.column, s.end_column, s.message) for s in d.sites],
-            dict(d.cost) if d.cost is not None else None)
+            dict(d.cost) if d.cost is not None else None, d.kernel)
 
 
 def _diagnostic(t: tuple):
     from ..diagnostics import Diagnostic, Site
 
-    *head, notes, sites, cost = t
-    return Diagnostic(*head, notes, [Site(*s) for s in sites], cost)
+    *head, notes, sites, cost, kernel = t
+    d = Diagnostic(*head, notes, [Site(*s) for s in sites], cost)
+    d.kernel = kernel
+    return d
 
 
 class _SourceLines:
@@ -483,7 +578,7 @@ def _open_report(opts: Options):
 
 
 def _report_files(opts: Options, style: str, texts: list[str], counts: dict, checked: int, skipped: int,
-                  failed: int, hidden: dict) -> None:
+                  failed: int, hidden: dict, kernels: int = 0) -> None:
     """The report made of the files' printed findings ``texts`` (those with findings, in order)."""
     stream = _open_report(opts)
     try:
@@ -494,14 +589,15 @@ def _report_files(opts: Options, style: str, texts: list[str], counts: dict, che
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
             from ..report import findings as out
 
-            stream.write(out.summary_counts(counts, checked, skipped, failed, hidden, opts.min_severity) + "\n")
+            stream.write(out.summary_counts(counts, checked, skipped, failed, hidden, opts.min_severity, kernels) + "\n")
         stream.flush()
     finally:
         if stream is not sys.stdout:
             stream.close()
 
 
-def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: int, hidden: dict) -> None:
+def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: int, hidden: dict,
+            kernels: int = 0) -> None:
     from .. import rules as registry
     from ..report import findings as out
 
@@ -527,7 +623,7 @@ def _report(opts: Options, shown, sources, checked: int, skipped: int, failed: i
             color = out.use_color(opts.color if to_terminal else False)
             emit(out.render_text(shown, sources, color, out.text_width() if to_terminal else out.WIDTH))
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
-            emit(out.summary_line(shown, checked, skipped, failed, hidden, opts.min_severity))
+            emit(out.summary_line(shown, checked, skipped, failed, hidden, opts.min_severity, kernels))
         stream.flush()
     finally:
         if stream is not sys.stdout:
@@ -597,10 +693,13 @@ def build_command():
     @click.option("--watch", is_flag=True, help="Check again whenever a file changes, until Ctrl-C.")
     @click.option("--no-cache", is_flag=True,
                   help="Neither read nor write the result cache (.isalint_cache, or $ISALINT_CACHE_DIR).")
+    @click.option("--kernel", metavar="GLOB", help="Check only the kernels of a code object whose names match.")
     def command(paths, **options):
         """Report problems in gfx11 assembly files (directories are searched for .s/.asm; '-' reads
-        standard input). Files that are another processor's assembly (the host's x86-64 .s that
-        hipcc --save-temps writes beside the device's) are skipped.
+        standard input) and in the kernels of code objects (.co, .hsaco, .o, HIP fat binaries and
+        the executables and libraries that hold them). Files that are another processor's assembly
+        (the host's x86-64 .s that hipcc --save-temps writes beside the device's) and code objects
+        for other processors are skipped.
 
         Exit 0 when there are no findings at or above --fail-on (warning), 1 when there are, 2 on a usage
         or input error.

@@ -7,19 +7,49 @@ import sys
 import click
 
 
-def load_analysis(path: str, target: str | None = None):
+def load_analysis(path: str, target: str | None = None, kernel: str | None = None):
+    """The analysis of an assembly file, or of the one kernel of a code object that ``kernel`` (a
+    glob) selects."""
     from ..analysis import Analysis
     from ..checker import find_config
     from ..config import ConfigError
     from ..parse.source import InputError
+    from ..reading import is_binary
 
     try:
         config = find_config(path)
         for w in config.warnings:
             click.echo(f"isalint: warning: {w}", err=True)
+        if is_binary(path):
+            return Analysis.from_source(kernel_source(path, kernel), {"target": target or config.target})
         return Analysis.from_path(path, {"target": target or config.target})
     except (InputError, ConfigError) as exc:
         fail(str(exc))
+
+
+def kernel_source(path: str, select: str | None):
+    """The parsed listing of the one gfx11 kernel of the code object ``path`` that the glob
+    ``select`` names (or of its only kernel); InputError otherwise."""
+    from ..binary import codeobject, listing
+    from ..parse.source import InputError, parse_text
+    from ..reading import map_file
+
+    try:
+        kernels, skipped = codeobject.read(map_file(path), path, select)
+    except codeobject.CodeObjectError as exc:
+        raise InputError(path, 1, f"not a code object that can be read: {exc}") from None
+    if not kernels:
+        why = f"; skipped: {skipped[0].what}: {skipped[0].why}" if skipped else ""
+        raise InputError(path, 1, f"no gfx11 kernel{' matches --kernel ' + select if select else ''}{why}")
+    if len(kernels) > 1:
+        names = ", ".join(k.name for k in kernels[:3]) + (", ..." if len(kernels) > 3 else "")
+        raise InputError(path, 1, f"{len(kernels)} gfx11 kernels ({names}): choose one with --kernel GLOB")
+    k = kernels[0]
+    try:
+        text = listing.render(k)
+    except listing.ListingError as exc:
+        raise InputError(k.display, 1, f"cannot decode the kernel: {exc}") from None
+    return parse_text(text, k.display)
 
 
 def fail(message: str, code: int = 2):

@@ -49,10 +49,11 @@ def rows(analysis) -> list[dict]:
 
 @click.command("dump")
 @click.argument("path", type=click.Path())
+@click.option("--kernel", "kernel", metavar="GLOB", help="The kernel of a code object (.co, .hsaco, fat binary) to read.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(path, fmt):
+def command(path, kernel, fmt):
     """Print every instruction with its class, defs, uses, VGPR banks, block and loop."""
-    analysis = load_analysis(path)
+    analysis = load_analysis(path, kernel=kernel)
     data = rows(analysis)
     if fmt == "json":
         click.echo(json.dumps(data, indent=1))

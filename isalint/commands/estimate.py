@@ -37,7 +37,13 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     from ..hw.timing import GFX1100
     from ..validate.gemm import GemmError, geometry, required_block
 
-    analysis = load_analysis(path)
+    from ..reading import is_binary
+
+    if is_binary(path):  # a code object: --kernel selects the kernel (a glob), whose listing is estimated
+        analysis = load_analysis(path, kernel=kernel_name)
+        kernel_name = None
+    else:
+        analysis = load_analysis(path)
     program = analysis.program
     kernel = None
     if kernel_name is not None:
@@ -121,7 +127,7 @@ def render(est) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default: kernels.json beside the file, else N/128 x N/128).")
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default: kernels.json, else 128).")
-@click.option("--kernel", "kernel_name", help="Kernel to estimate when the file has several.")
+@click.option("--kernel", "kernel_name", help="Kernel to estimate when the file has several (of a code object: a glob).")
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Override one timing parameter (see --parameters).")
 @click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")

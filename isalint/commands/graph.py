@@ -24,12 +24,13 @@ def _dot(graph, program) -> str:
 
 @click.command("graph")
 @click.argument("path", type=click.Path())
+@click.option("--kernel", "kernel", metavar="GLOB", help="The kernel of a code object (.co, .hsaco, fat binary) to read.")
 @click.option("--loop", "loop_label", help="Label of a loop header (default: the whole kernel).")
 @click.option("--hot", is_flag=True, help="Use the hottest (innermost, deepest) loop.")
 @click.option("--format", "fmt", type=click.Choice(["dot", "json"]), default="json", show_default=True)
-def command(path, loop_label, hot, fmt):
+def command(path, kernel, loop_label, hot, fmt):
     """Dependency graph: RAW/WAR/WAW edges labelled by register, s_waitcnt -> memory op edges."""
-    analysis = load_analysis(path)
+    analysis = load_analysis(path, kernel=kernel)
     if loop_label or hot:
         loop = select_loop(analysis, loop_label)
         if loop is None:

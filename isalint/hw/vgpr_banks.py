@@ -242,9 +242,31 @@ _PORT_OF_SLOT = {"src0": "SRC0", "vsrc1": "SRC1", "src1": "SRC1", "src2": "SRC2"
 _PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 
 
+# An instruction's reads and writes by port depend on its statements, their slots and its defs
+# alone, which the model shares between every instruction of the same text: worked out once per
+# such triple (the entry keeps them alive, so that their ids stay theirs).
+_PORTS: dict[tuple[int, int, int], tuple] = {}
+_PORTS_MAX = 1 << 15
+
+
 def _op_from_instr(ins, half_of=None) -> BankOp:
     """``half_of(index, k)``: the VOPD half of statement k of instruction ``index`` if already
     built (:meth:`isalint.analysis.Analysis.vopd_half`)."""
+    stmts, slots, defs = ins.stmts, ins.slots, ins.defs
+    key = (id(stmts), id(slots), id(defs))
+    known = _PORTS.get(key)
+    if known is not None and known[0] is stmts and known[1] is slots and known[2] is defs \
+            and known[3] == (ins.klass, ins.opaque):
+        _, _, _, _, reads, writes, valu, is_vopd = known
+        return BankOp(reads, writes, valu, None, ins.index, ins.lineno, is_vopd, ins)
+    op = _op_from_instr_uncached(ins, half_of)
+    if len(_PORTS) >= _PORTS_MAX:
+        _PORTS.clear()
+    _PORTS[key] = (stmts, slots, defs, (ins.klass, ins.opaque), op.reads, op.writes, op.valu, op.is_vopd)
+    return op
+
+
+def _op_from_instr_uncached(ins, half_of=None) -> BankOp:
     klass = ins.klass
     if klass == "vopd" or (klass in ("valu", "trans") and not ins.opaque):
         stmts = ins.stmts

@@ -47,7 +47,7 @@ import re
 import sys
 from pathlib import Path
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 WAVE32 = True  # gfx1100 default; lane masks are 32 bits, VCC is vcc_lo and EXEC is exec_lo
 
 # --------------------------------------------------------------------------------------------
@@ -119,6 +119,12 @@ class Tables:
                         f["hi"], f["lo"] = args[0].value, args[1].value
                     if f["cls"] == "EnumBitField":
                         f["enum"] = args[2].id
+                    if f["cls"] == "FixedBitField" and len(args) >= 3 and isinstance(args[2], ast.Constant):
+                        f["value"] = args[2].value
+                    for kw in st.value.keywords:
+                        if kw.arg == "default":
+                            d = kw.value
+                            f["default"] = d.value if isinstance(d, ast.Constant) else getattr(d, "id", None)
                     fields[st.targets[0].id] = f
                 self.classes[node.name] = {"bases": [b.id for b in node.bases if isinstance(b, ast.Name)],
                                            "fields": fields}
@@ -538,6 +544,35 @@ _PROSE_ROLES = {"DSOp.DS_BVH_STACK_RTN_B32": {"addr": "defuse"}}
 _PLACEHOLDER = "vcc_lo"  # LLVM writes the implicit VCC of VOP2/VOPC e32 forms explicitly (wave32)
 
 
+# The bit-field classes of ins.py, as the decoder (isalint.binary.decoder) reads a field's value.
+_LAYOUT_KIND = {"VGPRField": "vgpr", "VDSTYField": "vdsty", "SGPRField": "sgpr", "SBaseField": "sbase",
+                "SRsrcField": "srsrc", "SSrcField": "ssrc", "SrcField": "src", "BitField": "bits",
+                "EnumBitField": "op", "FixedBitField": "fixed"}
+
+
+def layouts(t: Tables) -> dict:
+    """Each encoding class of ins.py as bit fields: ``{"bits": width of the instruction, "base": the
+    class it extends, "fields": {name: [hi, lo, kind] (+ [default] or, for fixed bits, [value])}}``.
+    A field's bits are counted from bit 0 of the instruction's first dword, little-endian across
+    dwords (a literal in bits 95:64 is the third dword)."""
+    out = {}
+    for cls in t.classes:
+        fields = {}
+        for name, f in t.fields(cls).items():
+            if "hi" not in f:
+                continue
+            row = [f["hi"], f["lo"], _LAYOUT_KIND.get(f["cls"], f["cls"])]
+            if f["cls"] == "FixedBitField":
+                row.append(f.get("value", 0))
+            elif f.get("default") is not None:
+                row.append(f["default"])
+            fields[name] = row
+        top = max((r[0] for r in fields.values()), default=31)
+        bases = [b for b in t.classes[cls]["bases"] if b in t.classes]
+        out[cls] = {"bits": (top // 32 + 1) * 32, "base": bases[0] if bases else None, "fields": fields}
+    return out
+
+
 def _base_encoding(cls: str) -> str:
     return re.sub(r"(_SDST)?(_LIT)?$", "", cls)
 
@@ -657,7 +692,8 @@ class Builder:
                 if toks and all(tk in pc.widths and not pc.ranges.get(tk) for tk in toks):
                     bits = min(bits, max(pc.widths[tk] for tk in toks))
             role = "use" if kind in ("imm", "label", "other") else self._role(enc, name, pc, tokmap, bits)
-            op = {"name": out_name, "role": role, "bits": bits, "kind": kind}
+            op = {"name": out_name, "role": role, "bits": bits, "kind": kind,
+                  "fmt": _short_fmt(data[name][0]), "opt": data[name][2].removeprefix("OPR_")}
             if data[name][0] == _LANE_MASK_FMT:
                 op["mask"] = True  # one bit per lane: two SGPRs in wave64
             ops.append(op)
@@ -678,7 +714,9 @@ class Builder:
                     pos = i + 1
             if pos is None:
                 pos = next((i for i, o in enumerate(ops) if o["role"] != "def"), len(ops))
-            ops.insert(pos, {"name": "simm32", "role": "use", "bits": 32, "kind": "imm"})
+            # the literal has the type of the sources it is combined with
+            fmt = next((o.get("fmt") for o in ops if o["name"] in ("src0", "ssrc0")), "B32")
+            ops.insert(pos, {"name": "simm32", "role": "use", "bits": 32, "kind": "imm", "fmt": fmt, "opt": "SIMM32"})
 
         # implicit registers from the pseudocode
         for tok, reg in _IMPLICIT.items():
@@ -827,6 +865,11 @@ def _dpp_legal(e: dict, base: str) -> bool:
     return True
 
 
+def _short_fmt(fmt: str) -> str:
+    """``FMT_NUM_F16`` -> ``F16``, ``FMT_ANY`` -> ``ANY``."""
+    return fmt.removeprefix("FMT_").removeprefix("NUM_")
+
+
 def _op_row(o: dict) -> list:
     row = [o["name"], o["role"], o["bits"], o["kind"]]
     if o.get("mask"):
@@ -884,6 +927,8 @@ def build(t: Tables) -> dict:
         row = {"enc": e["encoding"], "cls": klass, "op": opcode,
                "ops": [_op_row(o) for o in ops],
                "idef": e["idefs"], "iuse": e["iuses"], "cnt": counters}
+        # each operand's number format and operand type (how a disassembler prints its value)
+        row["fmt"] = [f"{o.get('fmt', '')}/{o.get('opt', '')}" for o in ops]
         if vopd:
             row["vopd"] = vopd
         if is_trans:
@@ -973,6 +1018,10 @@ def main(argv=None) -> int:
         # where each encoding keeps its opcode, bit [hi, lo] of the instruction (VOPD: opx, opy)
         "op_fields": {enc: [[f["hi"], f["lo"]] for name, f in t.fields(enc).items() if name in ("op", "opx", "opy")]
                       for enc in sorted({r["enc"] for r in entries.values()})},
+        # every encoding's bit fields, for the decoder of machine code
+        "layouts": layouts(t),
+        # the returning messages of s_sendmsg_rtn
+        "msg": dict(sorted(t.enums.get("MSG", {}).items(), key=lambda kv: kv[1])),
         "notes": res["notes"],
         "count": len(entries),
     }

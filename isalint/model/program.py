@@ -477,25 +477,26 @@ def _add_registers(stmt_slots: list[Slot], defs: list[str], uses: list[str]) -> 
             defs += slot.regs
 
 
+# What an instruction's statements decode to (its OpInfos, slots, defs, uses, class, counters,
+# problem) depends on nothing but them and the wave size; the parser gives every line of one text the
+# same list of statements. Keyed by the list's identity, which the entry keeps alive.
+_DECODED: dict[tuple[int, bool], tuple] = {}
+_DECODED_MAX = 1 << 16
+
+
 def _make_instr(index: int, line: Line, wave64: bool = False) -> Instr:
     stmts = line.statements
-    got = _DECODED.get((id(stmts), wave64))
-    if got is not None and got[0] is stmts:  # statements parsed once and reused (parse_text's ``reuse``)
-        d = got[1]
-        return Instr(index, line, stmts, d.infos, d.slots, d.defs, d.uses, d.klass, d.counters, d.problem,
-                     d.problem_col)
+    key = (id(stmts), wave64)
+    known = _DECODED.get(key)
+    if known is not None and known[0] is stmts:
+        _, infos, slots, defs, uses, klass, counters, problem, problem_col = known
+        return Instr(index, line, stmts, infos, slots, defs, uses, klass, counters, problem, problem_col)
     ins = _decode_instr(index, line, wave64)
     if len(_DECODED) >= _DECODED_MAX:
         _DECODED.clear()
-    _DECODED[(id(stmts), wave64)] = (stmts, ins)
+    _DECODED[key] = (stmts, ins.infos, ins.slots, ins.defs, ins.uses, ins.klass, ins.counters, ins.problem,
+                     ins.problem_col)
     return ins
-
-
-# What an instruction is depends on its statements alone (and the wave size), and neither they nor
-# what is made of them (slots, register lists) are changed once made: statements a parse reused from
-# an earlier one are decoded once. Keyed by the statements' identity, which the entry keeps alive.
-_DECODED: dict[tuple[int, bool], tuple] = {}
-_DECODED_MAX = 1 << 15
 
 
 def _decode_instr(index: int, line: Line, wave64: bool = False) -> Instr:

@@ -19,8 +19,24 @@ _SPLIT_FORMS = {
 
 
 def wait_thresholds(instr) -> dict[str, int] | None:
-    """{counter: value to wait down to} for a wait instruction, else None."""
+    """{counter: value to wait down to} for a wait instruction, else None (a new dict each call)."""
     stmt = instr.stmts[0]
+    known = _THRESHOLDS.get(id(stmt))
+    if known is not None and known[0] is stmt:
+        return dict(known[1]) if known[1] is not None else None
+    out = _thresholds(stmt)
+    if len(_THRESHOLDS) >= 1 << 14:
+        _THRESHOLDS.clear()
+    _THRESHOLDS[id(stmt)] = (stmt, out)  # the entry keeps the statement, and so its id, alive
+    return dict(out) if out is not None else None
+
+
+# A statement's thresholds, worked out once: the parser gives every line of one text the same
+# statement, and the analyses ask about each wait again and again.
+_THRESHOLDS: dict[int, tuple] = {}
+
+
+def _thresholds(stmt) -> dict[str, int] | None:
     name = stmt.mnemonic
     if name == "s_waitcnt":
         out: dict[str, int] = {}

@@ -162,11 +162,18 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
         # whose name a colon follows, nor a directive, which starts with a dot)
         if _INSTRUCTION.match(text) is not None:
             line.kind = "instruction"
+            known = _STATEMENTS.get(text)
+            if known is not None:
+                line.statements = known
+                return False
             try:
                 if "::" in text:
                     line.statements = parse_statements(text, 0)
                 else:  # one statement: parse_statements() without the search for a VOPD pair
                     line.statements = [scan_statement(text, 0, len(text))]
+                if len(_STATEMENTS) >= _STATEMENTS_MAX:
+                    _STATEMENTS.clear()
+                _STATEMENTS[text] = line.statements
             except OperandError as exc:
                 line.kind = "unknown"
                 line.statements = []
@@ -213,6 +220,13 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
         line.error = str(exc)
         line.error_col = max(1, pos + exc.col_offset + 1)
     return still_open
+
+
+# The statements of an instruction line without a comment, by its text: statements are never changed
+# once made, and a kernel repeats its lines (a library of kernels, its whole loops): one list of
+# statements serves every line of the same text.
+_STATEMENTS: dict[str, list[Statement]] = {}
+_STATEMENTS_MAX = 1 << 16
 
 
 def parse_statements(code: str, pos: int = 0) -> list[Statement]:

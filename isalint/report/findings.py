@@ -102,20 +102,23 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary_line(diagnostics, files: int, skipped: int = 0, failed: int = 0, hidden: dict | None = None,
-                 min_severity: str = "info") -> str:
+                 min_severity: str = "info", kernels: int = 0) -> str:
     """``3 files checked: 7 findings (0 errors, 3 warnings, 4 info)``, with the files skipped (not
-    AMDGPU assembly) and those that could not be read."""
+    AMDGPU assembly) and those that could not be read; ``kernels`` of the ``files`` are kernels of
+    code objects (``2 files and 4844 kernels checked``)."""
     counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
-    return summary_counts(counts, files, skipped, failed, hidden, min_severity)
+    return summary_counts(counts, files, skipped, failed, hidden, min_severity, kernels)
 
 
 def summary_counts(counts: dict, files: int, skipped: int = 0, failed: int = 0, hidden: dict | None = None,
-                   min_severity: str = "info") -> str:
+                   min_severity: str = "info", kernels: int = 0) -> str:
     """:func:`summary_line` from the number of findings of each severity; ``hidden``: the number of each
     severity below ``min_severity``, which the report leaves out and names at the end (``1 file checked:
     3 findings (0 errors, 3 warnings); 4 info hidden by --min-severity warning``)."""
     total = sum(counts.values())
-    text = f"{_plural(files, 'file')} checked"
+    plain = files - kernels
+    text = " and ".join(([_plural(plain, "file")] if plain or not kernels else [])
+                        + ([_plural(kernels, "kernel")] if kernels else [])) + " checked"
     if skipped:
         text += f", {skipped} skipped (not AMDGPU assembly)"
     if failed:
