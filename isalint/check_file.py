@@ -61,6 +61,7 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
     pieces = cutting.split_pieces(text, PIECE_LINES)
     checked = uncollected = 0
     nothing: InputError | None = None
+    has_code = [False] * len(pieces)  # a cut matters where code lies on both sides of it
     for n, piece in enumerate(pieces):
         source = parse_text(text[piece.start:piece.end], path, piece.first_line)
         try:
@@ -71,6 +72,7 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
                 continue  # a piece of directives or metadata only: nothing to check there
             raise
         checked += 1
+        has_code[n] = bool(analysis.program.instrs)
         _check_source(analysis, codes, available, result, config)
         del analysis, source
         # a piece's model holds reference cycles and `check` runs with the collector off: collect
@@ -82,7 +84,7 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
         _cap(result)
     if not checked:
         raise nothing or InputError(path, 1, "no RDNA3 instruction found: not a gfx11 assembly file")
-    cuts = [p for p in pieces if p.cut_inside_unit]
+    cuts = [p for n, p in enumerate(pieces) if p.cut_inside_unit and n and has_code[n] and has_code[n - 1]]
     if cuts and "LIMIT001" in codes:
         first = cuts[0].first_line
         result.findings.append(_limit_finding(path, limits.LimitReached(

@@ -287,7 +287,7 @@ def test_bad_input_never_stops_the_server(tmp_path):
         assert d.diagnostics and all(x.severity == lsp.DiagnosticSeverity.Warning for x in d.diagnostics)
         uri = s.open(huge, text=huge_text)
         d = await s.diagnostics(uri, 1, timeout=300)
-        assert "no RDNA3 instruction" in d.diagnostics[0].message
+        assert not d.diagnostics  # comments only: no code, no finding (and no cut worth a LIMIT001)
         s.replace_line(uri, 5, "v_mov_b32 v0, v1")  # past liveLines: checked on save only
         await s.message("huge.s: 200000 lines: checked on open and save only")
         # requests about places that do not exist, and a command with nonsense

@@ -118,6 +118,11 @@ class Launch:
             return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         return list(self.workgroups)
 
+    def workgroup_count(self) -> int:
+        """How many workgroups this launch runs (without listing a whole grid's)."""
+        gx, gy, gz = self.grid
+        return gx * gy * gz if self.workgroups is None else len(self.workgroups)
+
 
 def _detach(payload):
     if isinstance(payload, np.ndarray):
@@ -419,7 +424,7 @@ class Kernel:
             if mfw and threads > int(mfw):
                 raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
                                   self.path)
-            outside = [w for w in launch.workgroup_ids() if not all(0 <= c < g for c, g in zip(w, launch.grid))]
+            outside = [w for w in launch.workgroups or () if not all(0 <= c < g for c, g in zip(w, launch.grid))]
             if outside or (launch.workgroups is not None and not launch.workgroups):
                 raise LaunchError(f"workgroup {outside[0] if outside else '(none)'} is not one of the grid "
                                   f"{launch.grid}", self.path)
@@ -462,7 +467,7 @@ class Kernel:
         """LaunchError when the launches' scratch, LDS, registers and heap do not fit in memory."""
         from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
 
-        n_wg = sum(len(l.workgroup_ids()) for l in launches)
+        n_wg = sum(l.workgroup_count() for l in launches)
         buffers = sum(int(getattr(b, "nbytes", 0)) for l in launches for b in l.buffers.values())
         scratch = n_wg * waves_per_wg * 32 * ((self.private_size + 3) // 4 * 4)
         per_batch_bytes = per_batch * (self.lds_size + waves_per_wg * 32 * 4 * (self.nvgpr + 128))
