@@ -6,11 +6,8 @@ scalar instructions (SALU, scalar loads of the kernel arguments, the branches) w
 real values, block by block, and ignoring the vector work. Values the scalar program cannot know
 (anything a VALU instruction writes to an SGPR, VCC or EXEC, loads from buffers) are *unknown*.
 
-Initial state (LLVM AMDGPUUsage, "Initial Kernel Execution State"): user SGPRs from s0 in the
-fixed order private segment buffer (4), dispatch ptr (2), queue ptr (2), kernarg segment ptr (2),
-dispatch id (2), flat scratch init (2), private segment size (1), each when its
-``.amdhsa_user_sgpr_*`` directive is 1; the system SGPRs (workgroup ids X, Y, Z) start at
-``.amdhsa_user_sgpr_count``. EXEC has every lane of a full wave set.
+Initial state: the user and system SGPRs of :mod:`isalint.model.launch` (the kernarg pointer, the
+workgroup ids), EXEC with every lane of a full wave set.
 
 A branch on an unknown condition is a guess, reported as a note: forward branches are taken to
 fall through (for ``s_cbranch_execz`` that is "some lane is active", true for a GEMM whose N is a
@@ -21,20 +18,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from ..model.launch import AbiError, Launch, initial_sgprs, kernarg_segment, kernel_args, sgpr_layout
+
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
-KERNARG_BASE = 0x7F0000000000
-BUFFER_BASE = 0x100000000  # buffer i sits at (i + 1) * BUFFER_BASE: distinct, 4 GiB apart
-
-_USER_SGPR_FIELDS = (
-    (".amdhsa_user_sgpr_private_segment_buffer", 4, None),
-    (".amdhsa_user_sgpr_dispatch_ptr", 2, None),
-    (".amdhsa_user_sgpr_queue_ptr", 2, None),
-    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2, "kernarg"),
-    (".amdhsa_user_sgpr_dispatch_id", 2, None),
-    (".amdhsa_user_sgpr_flat_scratch_init", 2, None),
-    (".amdhsa_user_sgpr_private_segment_size", 1, None),
-)
+KERNARG_BASE = 0x7F0000000000  # where the walk places the kernel argument segment
 
 
 class TraceError(Exception):
@@ -46,14 +34,6 @@ class TraceError(Exception):
 
 
 @dataclass
-class Launch:
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    values: dict[int, int]  # position among the non-hidden arguments -> 32-bit value
-    group: tuple[int, int, int] = (0, 0, 0)  # the workgroup whose path is followed
-
-
-@dataclass
 class Trace:
     blocks: list[int]  # block ids in execution order
     instructions: int  # instructions executed
@@ -61,45 +41,11 @@ class Trace:
 
 
 def gemm_launch(grid, block, n: int, alpha: float = 1.0, beta: float = 0.0) -> Launch:
-    """The GEMM ABI ``(a, b, c, N, alpha, beta)``: N and the two scalars are arguments 3, 4 and 5."""
-    bits = lambda f: struct.unpack("<I", struct.pack("<f", f))[0]  # noqa: E731
+    """The GEMM ABI ``(a, b, c, N, alpha, beta)``: N and the two scalars are arguments 3, 4 and 5; the path
+    followed is the middle workgroup's."""
     gx, gy, gz = grid
-    return Launch(tuple(grid), tuple(block), {3: n & M32, 4: bits(alpha), 5: bits(beta)},
-                  (gx // 2, gy // 2, gz // 2))
-
-
-def _kernarg_image(kernel, launch: Launch) -> dict[int, int]:
-    """Byte offset -> byte of the kernel argument segment (known bytes only)."""
-    md = kernel.metadata or {}
-    out: dict[int, int] = {}
-    hidden = {
-        "hidden_block_count_x": launch.grid[0], "hidden_block_count_y": launch.grid[1],
-        "hidden_block_count_z": launch.grid[2], "hidden_group_size_x": launch.block[0],
-        "hidden_group_size_y": launch.block[1], "hidden_group_size_z": launch.block[2],
-        "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
-        "hidden_grid_dims": 3 if launch.grid[2] > 1 else (2 if launch.grid[1] > 1 else 1),
-        "hidden_global_offset_x": 0, "hidden_global_offset_y": 0, "hidden_global_offset_z": 0,
-    }
-    visible = 0
-    buffers = 0
-    for a in md.get(".args", []) or []:
-        kind = str(a.get(".value_kind", "by_value"))
-        off, size = int(a.get(".offset", 0)), int(a.get(".size", 0))
-        value = None
-        if kind.startswith("hidden_"):
-            value = hidden.get(kind)
-        else:
-            if kind == "global_buffer":
-                buffers += 1
-                value = buffers * BUFFER_BASE
-            else:
-                value = launch.values.get(visible)
-            visible += 1
-        if value is None:
-            continue
-        for i in range(size):
-            out[off + i] = (value >> (8 * i)) & 0xFF
-    return out
+    return Launch(tuple(grid), tuple(block), {3: n & M32, 4: float(alpha), 5: float(beta)},
+                  group=(gx // 2, gy // 2, gz // 2))
 
 
 class _State:
@@ -113,22 +59,17 @@ class _State:
 def _entry(kernel, launch: Launch) -> _State:
     st = _State()
     d = kernel.descriptor
-    n = 0
-    for directive, size, name in _USER_SGPR_FIELDS:
-        if d.get(directive, 0):
-            if name == "kernarg":
-                st.r[f"s{n}"] = KERNARG_BASE & M32
-                st.r[f"s{n + 1}"] = KERNARG_BASE >> 32
-            n += size
-    s = d.get(".amdhsa_user_sgpr_count", n)
-    for axis, default, gid in (("x", 1, launch.group[0]), ("y", 0, launch.group[1]), ("z", 0, launch.group[2])):
-        if d.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
-            st.r[f"s{s}"] = gid
-            s += 1
+    try:
+        layout = sgpr_layout(d)
+    except AbiError as exc:
+        raise TraceError(str(exc)) from None
+    for s, value in initial_sgprs(layout, launch.group, {"kernarg_segment_ptr": KERNARG_BASE}).items():
+        st.r[f"s{s}"] = value
     wave = 32 if d.get(".amdhsa_wavefront_size32", 1) else 64
     st.r["exec_lo"] = M32
     st.r["exec_hi"] = 0 if wave == 32 else M32
-    st.kernarg = _kernarg_image(kernel, launch)
+    segment, known = kernarg_segment(kernel_args(kernel), launch, complete=False)
+    st.kernarg = {i: b for i, (b, k) in enumerate(zip(segment, known)) if k}
     return st
 
 
