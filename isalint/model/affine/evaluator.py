@@ -25,20 +25,12 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left
 
+from ..launch import AbiError, sgpr_layout
 from .poly import Poly
 from .semantics import Semantics
 from .words import INT32, MASK32, Atom, Wide, Word, high, low, unknown
 
 WORKGROUP_ID_LIMIT = 1 << 24  # the bound isalint's lane model assumes for workgroup ids
-_USER_SGPRS = (  # (descriptor flag, SGPRs) in the order the hardware loads user SGPRs
-    (".amdhsa_user_sgpr_private_segment_buffer", 4),
-    (".amdhsa_user_sgpr_dispatch_ptr", 2),
-    (".amdhsa_user_sgpr_queue_ptr", 2),
-    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2),
-    (".amdhsa_user_sgpr_dispatch_id", 2),
-    (".amdhsa_user_sgpr_flat_scratch_init", 2),
-    (".amdhsa_user_sgpr_private_segment_size", 1),
-)
 _LANE_OPS = {
     "and": lambda x, y: x & y,
     "or": lambda x, y: x | y,
@@ -110,20 +102,19 @@ class AffineEvaluator:
         return {r for b in loop.blocks for r in self._defs[b]}
 
     def _entry_registers(self, d: dict) -> dict[str, Word]:
+        """The kernarg pointer and the workgroup ids on entry (:mod:`isalint.model.launch`)."""
         out: dict[str, Word] = {}
-        n = 0
-        for flag, count in _USER_SGPRS:
-            if d.get(flag, 0):
-                if flag.endswith("kernarg_segment_ptr"):
-                    k = self.make_atom("kernarg", "uniform", "the kernel argument segment address", 0, (1 << 64) - 1)
-                    out[f"s{n}"], out[f"s{n + 1}"] = low(k), high(k)
-                n += count
-        n = d.get(".amdhsa_user_sgpr_count", n)
-        for axis, default in (("x", 1), ("y", 0), ("z", 0)):
-            if d.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
-                out[f"s{n}"] = low(self.make_atom(f"wg_{axis}", "uniform", f"the workgroup id in {axis}", 0,
-                                                  WORKGROUP_ID_LIMIT - 1))
-                n += 1
+        try:
+            layout = sgpr_layout(d)
+        except AbiError:
+            return out
+        n = layout.user.get("kernarg_segment_ptr")
+        if n is not None:
+            k = self.make_atom("kernarg", "uniform", "the kernel argument segment address", 0, (1 << 64) - 1)
+            out[f"s{n}"], out[f"s{n + 1}"] = low(k), high(k)
+        for axis, s in layout.workgroup_id.items():
+            out[f"s{s}"] = low(self.make_atom(f"wg_{axis}", "uniform", f"the workgroup id in {axis}", 0,
+                                              WORKGROUP_ID_LIMIT - 1))
         return out
 
     @staticmethod
