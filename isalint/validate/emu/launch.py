@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...isa.mnemonics import base_mnemonic
 from ...model import launch as abi
 from ...model.launch import Launch, kernel_args
 from ...records import replace
 from .compile_mem import MemCtx, ds, smem, vmem
 from .compile_salu import control, salu
-from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
+from .compile_valu import ValuCtx, fast_fmac, valu_parts
 from .errors import EmulationError, LaunchError, Unimplemented
-from .machine import (EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine)
+from .machine import EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine
 
 def sgpr_layout(descriptor: dict[str, int]) -> abi.SgprLayout:
     """:func:`isalint.model.launch.sgpr_layout`, a mismatch raised as a :class:`LaunchError`."""
@@ -174,7 +175,7 @@ class Kernel:
         if ins.is_vopd:
             parts = []
             for stmt in stmts:
-                base, _ = base_name(stmt.mnemonic)
+                base = base_mnemonic(stmt.mnemonic)
                 p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
                 parts.append(p or valu_parts(stmt, vctx))
             (cx, wx), (cy, wy) = parts
@@ -199,7 +200,7 @@ class Kernel:
         stmt = stmts[0]
         klass = ins.klass
         if klass in ("valu", "trans"):
-            base, _ = base_name(stmt.mnemonic)
+            base = base_mnemonic(stmt.mnemonic)
             p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
             c, w = p or valu_parts(stmt, vctx)
             return lambda g: w(g, c(g))
@@ -326,7 +327,12 @@ class Kernel:
 
     def _check_memory(self, launches: list[Launch], waves_per_wg: int, per_batch: int) -> None:
         """LaunchError when the launches' scratch, LDS, registers and heap do not fit in memory."""
-        from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
+        from ..memory_budget import (
+            EMULATOR_BYTES_PER_BUFFER_BYTE,
+            WORKGROUP_BYTES,
+            TooLarge,
+            require,
+        )
 
         n_wg = sum(l.grid[0] * l.grid[1] * l.grid[2] for l in launches)
         buffers = sum(int(getattr(b, "nbytes", 0)) for l in launches for b in l.buffers.values())
