@@ -23,6 +23,7 @@ from .compile_valu import ValuCtx, fast_fmac, valu_parts
 from .errors import EmulationError, LaunchError, Unimplemented
 from .machine import EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine
 
+
 def sgpr_layout(descriptor: dict[str, int]) -> abi.SgprLayout:
     """:func:`isalint.model.launch.sgpr_layout`, a mismatch raised as a :class:`LaunchError`."""
     try:
