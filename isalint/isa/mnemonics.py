@@ -33,3 +33,9 @@ def base_mnemonic(mnemonic: str) -> str:
 def is_dpp(mnemonic: str) -> bool:
     """Whether the spelling is a DPP encoding (``_dpp``, ``_e64_dpp``)."""
     return split_encoding(mnemonic.lower())[1] in DPP_SUFFIXES
+
+# DPP controls that make a source read another lane (RDNA3 ISA guide, "DPP"): an instruction with one
+# is not a function of its own lane's values.
+CROSS_LANE_MODIFIERS = frozenset({"quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror",
+                                  "row_bcast", "row_share", "row_xmask", "wave_shl", "wave_shr", "wave_rol",
+                                  "wave_ror", "dpp8", "dpp"})

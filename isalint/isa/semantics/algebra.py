@@ -48,6 +48,14 @@ class Algebra:
         """The low ``width`` bits of ``x``, sign-extended to ``bits`` (``signext(x[width-1 : 0])``)."""
         return self.unknown("a sign extension")
 
+    def u24(self, x):
+        """The guide's ``S0.u24``: the low 24 bits of a multiply operand."""
+        return self.and_(x, self.const(0xFF_FFFF))
+
+    def i24(self, x):
+        """The guide's ``S0.i24``: the low 24 bits, sign-extended."""
+        return self.sext(x, 24)
+
     def lo(self, x):
         """Bits 31..0 of a 64-bit value (``x.u32``, ``x[31 : 0]``)."""
         return self.unknown("the low half of a 64-bit value")

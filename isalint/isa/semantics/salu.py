@@ -98,14 +98,21 @@ def _abs(A, S0):
 # -- add, subtract, multiply ---------------------------------------------------------------------
 
 
+def _signs(A, *values):
+    """``x.u32[31]`` of each value, as conditions."""
+    return [A.cmp("lt", x, A.const(0), signed=True) for x in values]
+
+
 def add_overflow(A, S0, S1, tmp):
     """Signed overflow of ``tmp = S0 + S1``: ``S0.u32[31] == S1.u32[31] && S0.u32[31] != tmp.u32[31]``."""
-    return A.cmp("lt", A.and_(A.xor(S0, tmp), A.xor(S1, tmp)), A.const(0), signed=True)
+    s0, s1, t = _signs(A, S0, S1, tmp)
+    return A.and_(A.cmp("eq", s0, s1), A.cmp("ne", s0, t))
 
 
 def sub_overflow(A, S0, S1, tmp):
     """Signed overflow of ``tmp = S0 - S1``: ``S0.u32[31] != S1.u32[31] && S0.u32[31] != tmp.u32[31]``."""
-    return A.cmp("lt", A.and_(A.xor(S0, S1), A.xor(S0, tmp)), A.const(0), signed=True)
+    s0, s1, t = _signs(A, S0, S1, tmp)
+    return A.and_(A.cmp("ne", s0, s1), A.cmp("ne", s0, t))
 
 
 @op("s_add_u32", "D0.u32, SCC = S0.u32, S1.u32")

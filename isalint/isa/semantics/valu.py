@@ -86,22 +86,13 @@ define("v_mul_hi_u32", _I2, lambda A, S0, S1: (A.mul_hi(S0, S1),))
 define("v_mul_hi_i32", "D0.i32 = S0.i32, S1.i32", lambda A, S0, S1: (A.mul_hi(S0, S1, signed=True),))
 
 
-def u24(A, x):
-    """The guide's ``S0.u24``: the low 24 bits."""
-    return A.and_(x, A.const(0xFF_FFFF))
-
-
-def i24(A, x):
-    """The guide's ``S0.i24``: the low 24 bits, sign-extended."""
-    return A.sext(x, 24)
-
-
-define("v_mul_u32_u24", _I2, lambda A, S0, S1: (A.mul(u24(A, S0), u24(A, S1)),))
-define("v_mul_hi_u32_u24", _I2, lambda A, S0, S1: (A.mul_hi(u24(A, S0), u24(A, S1)),))
-define("v_mul_i32_i24", _I2, lambda A, S0, S1: (A.mul(i24(A, S0), i24(A, S1)),))
-define("v_mul_hi_i32_i24", _I2, lambda A, S0, S1: (A.mul_hi(i24(A, S0), i24(A, S1), signed=True),))
-define("v_mad_u32_u24", _I3, lambda A, S0, S1, S2: (A.add(A.mul(u24(A, S0), u24(A, S1)), S2),))
-define("v_mad_i32_i24", _I3, lambda A, S0, S1, S2: (A.add(A.mul(i24(A, S0), i24(A, S1)), S2),))
+# D0.u32 = 32'U(S0.u24) * 32'U(S1.u24) ...: the operands read as 24-bit integers
+define("v_mul_u32_u24", _I2, lambda A, S0, S1: (A.mul(A.u24(S0), A.u24(S1)),))
+define("v_mul_hi_u32_u24", _I2, lambda A, S0, S1: (A.mul_hi(A.u24(S0), A.u24(S1)),))
+define("v_mul_i32_i24", _I2, lambda A, S0, S1: (A.mul(A.i24(S0), A.i24(S1)),))
+define("v_mul_hi_i32_i24", _I2, lambda A, S0, S1: (A.mul_hi(A.i24(S0), A.i24(S1), signed=True),))
+define("v_mad_u32_u24", _I3, lambda A, S0, S1, S2: (A.add(A.mul(A.u24(S0), A.u24(S1)), S2),))
+define("v_mad_i32_i24", _I3, lambda A, S0, S1, S2: (A.add(A.mul(A.i24(S0), A.i24(S1)), S2),))
 
 
 @op("v_mad_u64_u32", "D0.u64, D1.bit = S0.u32, S1.u32, S2.u64")

@@ -10,13 +10,11 @@ values. Every lane is taken as active (EXEC reads as all ones) and SCC is not fo
 from __future__ import annotations
 
 from ...isa.constants import ConstantError, constant_bits
-from ...isa.mnemonics import base_mnemonic
+from ...isa.mnemonics import CROSS_LANE_MODIFIERS, base_mnemonic
 from ...isa.semantics import BindingError, binding
 from ..reaching import reaching_defs
 from .values import MASK, LaneAlgebra, LaneBits, Pair, Value, unknown
 
-CROSS_LANE_MODS = ("quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror", "row_bcast",
-                   "row_share", "row_xmask", "wave_shl", "wave_shr", "wave_rol", "wave_ror", "dpp8", "dpp")
 _WIDE = frozenset({"u64", "i64", "b64", "f64"})
 # results that depend on the lane itself, not only on the values read (no uniform symbol for them)
 _LANE_DEPENDENT = frozenset({"v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32", "v_writelane_b32"})
@@ -72,20 +70,21 @@ class InstructionSemantics(LaneAlgebra):
     def _statement(self, ins, stmt, slots, opcode: str) -> dict[str, Value]:
         defs = [s for s in slots if s.role in ("def", "defuse") and s.regs]
         what = f"'{stmt.mnemonic}' at line {ins.lineno}"
-        if any(mod.name in CROSS_LANE_MODS for mod in stmt.modifiers):
+        if any(mod.name in CROSS_LANE_MODIFIERS for mod in stmt.modifiers):
             return {r: unknown(f"{what} reads other lanes (DPP)") for d in defs for r in d.regs}
         try:
             b = binding(opcode, len(slots))  # the gfx11 opcode: an alias evaluates as what it stands for
         except BindingError:
             return self._not_evaluated(ins, slots, defs, base_mnemonic(opcode), what)
+        args = [self._input(ins, slots, slot) for slot in b.ins]  # may evaluate other statements first
+        saved = self.what, self._statement_names
         self.what, self._statement_names = what, set()
         try:
-            return self._results(ins, slots, b, what)
+            return self._results(ins, slots, b, args)
         finally:
-            self.what, self._statement_names = "", None
+            self.what, self._statement_names = saved
 
-    def _results(self, ins, slots, b, what: str) -> dict[str, Value]:
-        args = [self._input(ins, slots, slot) for slot in b.ins]
+    def _results(self, ins, slots, b, args) -> dict[str, Value]:
         results = b.op.fn(self, *args)
         uniform = b.op.name not in _LANE_DEPENDENT and all(self._uniform_input(a) for a in args)
         out: dict[str, Value] = {}
