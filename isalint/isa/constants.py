@@ -28,11 +28,14 @@ def is_inline_int(value: int) -> bool:
     return (v - (1 << 32) if v & 0x8000_0000 else v) in INLINE_INTS
 
 
-def f32_bits(x: float) -> int:
-    """The fp32 pattern of ``x``, rounded to nearest even (infinity past the largest float)."""
+def f32_bits(x: float, strict: bool = False) -> int:
+    """The fp32 pattern of ``x``, rounded to nearest even; past the largest float infinity, or with
+    ``strict`` an OverflowError (a constant the assembler rejects)."""
     try:
         return struct.unpack("<I", struct.pack("<f", x))[0]
     except OverflowError:
+        if strict:
+            raise
         return 0xFF80_0000 if x < 0 else 0x7F80_0000
 
 
