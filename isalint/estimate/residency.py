@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..hw.occupancy import MAX_WAVES_PER_SIMD, allocated_vgprs, simds_per_group, vgpr_model, waves_by_vgprs
+from ..hw.occupancy import LDS_BYTES, MAX_WAVES_PER_SIMD, allocated_vgprs, simds_per_group, vgpr_model, waves_by_vgprs
 from ..hw.timing import Timing
 
 
@@ -67,7 +67,7 @@ def residency(kernel, block: tuple[int, int, int], timing: Timing) -> Residency:
     by_vgpr_waves = waves_by_vgprs(vgprs, model)
     lds = int((kernel.metadata or {}).get(".group_segment_fixed_size",
                                           kernel.descriptor.get(".amdhsa_group_segment_fixed_size", 0)))
-    lds_total = 65536 * (2 if wgp else 1)
+    lds_total = LDS_BYTES * (2 if wgp else 1)
     limits = {  # in a tie the first one is named
         "wave slots": MAX_WAVES_PER_SIMD * simds // wpg,
         "VGPRs": by_vgpr_waves * simds // wpg,

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..records import FrozenRecord, Record
 
 MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
-LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
+LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode); a workgroup's most
+MAX_WORKGROUP_SIZE = 1024  # work-items of one workgroup (LLVM AMDGPUUsage: flat workgroup size 1..1024)
 
 
 class VgprModel(FrozenRecord):

@@ -25,6 +25,7 @@ Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 """
 from __future__ import annotations
 
+from ..hw.registers import VGPRS
 from ..records import FrozenRecord, Record
 from .liveness import ignorable_reads, liveness, vgpr_number
 
@@ -240,7 +241,7 @@ class _MaskSet:
         self.mask = mask
 
     def __contains__(self, r: int) -> bool:
-        return 0 <= r < 256 and bool((self.mask >> r) & 1)
+        return 0 <= r < VGPRS and bool((self.mask >> r) & 1)
 
 
 def find_block(analysis, label: str | None = None) -> FmaBlock:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left
 
+from ...hw.occupancy import MAX_WORKGROUP_SIZE
 from ...isa.mnemonics import CROSS_LANE_MODIFIERS
 from ...isa.semantics import BindingError, binding
 from ..launch import AbiError, sgpr_layout
@@ -80,7 +81,7 @@ class AffineEvaluator:
         d = kernel.descriptor if kernel is not None else {}
         md = (kernel.metadata or {}) if kernel is not None else {}
         reqd = md.get(".reqd_workgroup_size")
-        self.threads = int(reqd[0]) if reqd else int(md.get(".max_flat_workgroup_size", 1024))
+        self.threads = int(reqd[0]) if reqd else int(md.get(".max_flat_workgroup_size", MAX_WORKGROUP_SIZE))
         self.workitem_ids = int(d.get(".amdhsa_system_vgpr_workitem_id", 0))
         self.entry_block = self.cfg.block_of[kernel.first] if kernel is not None else 0
         self._blocks = {b for b in range(len(self.cfg.blocks)) if self._in_kernel(b)}

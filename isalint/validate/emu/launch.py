@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...hw.occupancy import LDS_BYTES, MAX_WORKGROUP_SIZE
+from ...hw.registers import VGPRS
 from ...isa.mnemonics import base_mnemonic
 from ...model import launch as abi
 from ...model.launch import Launch, kernel_args
@@ -109,10 +111,10 @@ class Kernel:
         if not d.get(".amdhsa_wavefront_size32", 1):
             raise LaunchError("wave64 kernels are not emulated (only wave32)", self.path)
         self.nvgpr = d.get(".amdhsa_next_free_vgpr") or self._max_vgpr()
-        if not 0 <= self.nvgpr <= 256:
-            raise LaunchError(f".amdhsa_next_free_vgpr {self.nvgpr}: a gfx11 wave has 256 VGPRs", self.path)
+        if not 0 <= self.nvgpr <= VGPRS:
+            raise LaunchError(f".amdhsa_next_free_vgpr {self.nvgpr}: a gfx11 wave has {VGPRS} VGPRs", self.path)
         self.lds_size = d.get(".amdhsa_group_segment_fixed_size", 0)
-        if not 0 <= self.lds_size <= 65536:
+        if not 0 <= self.lds_size <= LDS_BYTES:
             raise LaunchError(f".amdhsa_group_segment_fixed_size {self.lds_size}: a workgroup has at most 64 KiB "
                               "of LDS", self.path)
         self.private_size = d.get(".amdhsa_private_segment_fixed_size", 0)
@@ -283,10 +285,10 @@ class Kernel:
         mfw = md.get(".max_flat_workgroup_size")
         for launch in launches:
             gx, gy, gz = launch.grid
-            if threads < 1 or threads > 1024 or min(gx, gy, gz) < 1:
+            if threads < 1 or threads > MAX_WORKGROUP_SIZE or min(gx, gy, gz) < 1:
                 raise LaunchError(f"bad launch: grid {launch.grid}, block {launch.block}", self.path)
-            if bx > 1024 or by > 1024 or bz > 1024:
-                raise LaunchError("a block dimension exceeds 1024", self.path)
+            if max(bx, by, bz) > MAX_WORKGROUP_SIZE:
+                raise LaunchError(f"a block dimension exceeds {MAX_WORKGROUP_SIZE}", self.path)
             if mfw and threads > int(mfw):
                 raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
                                   self.path)
