@@ -111,14 +111,31 @@ def constant_add(ins, dst: str, src: str) -> int | None:
 
 
 def constant_set(ins, reg: str) -> int | None:
-    """The 32-bit constant ``ins`` writes to ``reg`` (``s_mov_b32``, ``s_movk_i32``), else None."""
-    if ins.is_vopd or ins.opcode not in ("s_mov_b32", "s_movk_i32"):
+    """The 32-bit constant ``ins`` writes to ``reg`` from constant operands alone (``s_mov_b32``,
+    ``s_movk_i32``, any SALU opcode whose definition has only constants in: ``s_lshl_b32 s2, 1, 4``), else
+    None."""
+    if ins.is_vopd or ins.opaque or ins.klass != "salu" or len(ins.stmts) != 1:
         return None
-    ops = ins.stmts[0].operands
-    if len(ops) != 2 or ops[0].text != reg or ops[1].kind != "int":
+    stmt, info = ins.stmts[0], ins.infos[0]
+    ops = stmt.operands
+    try:
+        b = binding(info.mnemonic if info is not None else stmt.mnemonic, len(ops))
+    except BindingError:
         return None
-    v = int(ops[1].value)
-    return (sext16(v) if ins.opcode == "s_movk_i32" else v) & MASK
+    out = next((k for k, slot in enumerate(b.outs) if slot.kind == "operand" and slot.type in ("u32", "i32")
+                and ops[slot.ref].kind == "sgpr" and ops[slot.ref].count == 1 and ops[slot.ref].text == reg), None)
+    if out is None:
+        return None
+    args = []
+    for slot in b.ins:
+        op = ops[slot.ref] if slot.kind == "operand" else None
+        if op is None or op.kind != "int":
+            return None
+        v = int(op.value)
+        if slot.type in ("i16", "u16"):
+            v = sext16(v) if slot.type == "i16" else v & 0xFFFF
+        args.append(v & MASK)
+    return b.op.fn(_EXACT, *args)[out]
 
 
 def entry_value(program, cfg, loop, reg: str, what: str | None = None) -> int:
