@@ -68,7 +68,7 @@ be 0").
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr, at_line
-from isalint.hw.occupancy import allocated_vgprs, vgpr_model
+from isalint.hw.occupancy import LDS_BYTES, allocated_vgprs, vgpr_model
 from isalint.hw.registers import SGPRS, VGPRS, sgpr_blocks, vgpr_blocks
 from isalint.model.resources import (Field, KernelResources, comment_fields, descriptor_field, kernel_resources,
                                      metadata_fields)
@@ -106,7 +106,7 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
             pass  # the code uses no VGPR: nothing can be too low
         elif need_v > VGPRS:
             yield at_instr(program, res.vgpr_at, CODE, "error", f"v{res.max_vgpr} does not exist: a wave addresses "
-                           "at most 256 VGPRs (v0-v255)")
+                           f"at most {VGPRS} VGPRs (v0-v{VGPRS - 1})")
         elif need_v > nfv.value:
             yield at_instr(program, res.vgpr_at, CODE, "error",
                            f"v{res.max_vgpr} is used but .amdhsa_next_free_vgpr is {nfv.value}: the wave owns "
@@ -157,9 +157,9 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     # -- LDS
     lds = descriptor_field(kernel, ".amdhsa_group_segment_fixed_size")
     if lds is not None:
-        if lds.value > 65536:
+        if lds.value > LDS_BYTES:
             yield at_line(path, lds.line, CODE, "error", f"{lds.value} bytes of LDS: a workgroup can have at most "
-                          "65536")
+                          f"{LDS_BYTES}")
         m = meta.get(".group_segment_fixed_size")
         if m is not None and m.value != lds.value:
             yield at_line(path, m.line, CODE, "error", f"metadata .group_segment_fixed_size {m.value} disagrees with "

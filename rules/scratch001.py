@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 
 from isalint.diagnostics import at_instr, at_line
+from isalint.hw.registers import VGPRS
 
 CODE = "SCRATCH001"
 NAME = "scratch-spill"
@@ -218,12 +219,12 @@ def _budget_note(kernel) -> str:
 
     def budget(threads: int) -> int:
         per_simd = -(-waves_per_group(threads, kernel.wave_size) // simds_per_group(kernel.wgp_mode))
-        return min(256, vgprs_for_waves(max(1, per_simd), model))
+        return min(VGPRS, vgprs_for_waves(max(1, per_simd), model))
 
     now = budget(group)
-    if now < 256:
+    if now < VGPRS:
         options = [t for t in (512, 256, 128) if t < group and budget(t) > now]
         better = ", ".join(f"__launch_bounds__({t}) allows {budget(t)}" for t in options[:2])
         return (f"a workgroup of up to {group} work-items leaves each wave at most {now} VGPRs"
                 + (f"; {better}" if better else "") + "; or use a smaller register tile")
-    return f"the workgroup size ({group}) already allows 256 VGPRs: use a smaller register tile"
+    return f"the workgroup size ({group}) already allows {VGPRS} VGPRs: use a smaller register tile"

@@ -5,10 +5,13 @@ import numpy as np
 import pytest
 
 from isalint.isa import lookup
-from isalint.validate.emu.compile_salu import SOP, SOPC
+from isalint.isa.semantics import OPS
 from test_emu_support import Bench
 
 B = Bench()
+# the scalar definitions of isalint.isa.semantics: SCC-only ones are the compares
+SOPC = {k for k, v in OPS.items() if k.startswith("s_") and [n for n, _ in v.outs] == ["SCC"]}
+SOP = {k for k in OPS if k.startswith("s_")} - SOPC
 M = 0xFFFF_FFFF
 M64 = (1 << 64) - 1
 
@@ -19,9 +22,12 @@ def s32(x):
 
 
 def bfe(a, spec, wide, signed):
+    # tmp = (S0 >> S1[4:0]) & ((1 << S1[22:16]) - 1), the shift arithmetic for _i32/_i64 (S0.i32 >>)
     off = spec & (63 if wide else 31)
     w = min((spec >> 16) & 0x7F, 64 if wide else 32)
-    t = (a >> off) & ((1 << w) - 1)
+    n = 64 if wide else 32
+    src = a - (1 << n) if signed and a >> (n - 1) & 1 else a
+    t = (src >> off) & ((1 << w) - 1)
     if signed and w and t >> (w - 1) & 1:
         t -= 1 << w
     return t & (M64 if wide else M)
@@ -156,16 +162,30 @@ def test_sopk_and_compares():
     assert st.s(28) == 7 and st.s(29) == 0x1000  # SCC was 1 from s_bitcmp1
 
 
-@pytest.mark.parametrize("op,fn", [("and", lambda s, e: s & e), ("or", lambda s, e: s | e),
-                                   ("xor", lambda s, e: s ^ e), ("and_not1", lambda s, e: s & ~e & M),
-                                   ("and_not0", lambda s, e: ~s & e & M), ("or_not1", lambda s, e: (s | ~e) & M)])
-def test_saveexec(op, fn):
+SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
+            "nand": lambda s, e: ~(s & e) & M, "nor": lambda s, e: ~(s | e) & M, "xnor": lambda s, e: ~(s ^ e) & M,
+            "and_not1": lambda s, e: s & ~e & M, "and_not0": lambda s, e: ~s & e & M,
+            "or_not1": lambda s, e: (s | ~e) & M, "or_not0": lambda s, e: (~s | e) & M}
+
+
+@pytest.mark.parametrize("form,op", [("saveexec", op) for op in sorted(SAVEEXEC)] +
+                         [("wrexec", "and_not0"), ("wrexec", "and_not1")])
+def test_saveexec(form, op):
     ex, src = 0x00FF_00FF, 0x0F0F_0F0F
-    st = B.run(f"s_{op}_saveexec_b32 s4, s2\ns_cselect_b32 s5, 1, 0\nv_mov_b32_e32 v1, 1", sgprs={2: src},
+    st = B.run(f"s_{op}_{form}_b32 s4, s2\ns_cselect_b32 s5, 1, 0\nv_mov_b32_e32 v1, 1", sgprs={2: src},
                exec_mask=ex, vgprs={1: 0})
-    new = fn(src, ex)
-    assert st.s(4) == ex and st.exec == new and st.s(5) == int(new != 0)
+    new = SAVEEXEC[op](src, ex)
+    assert st.s(4) == (ex if form == "saveexec" else new) and st.exec == new and st.s(5) == int(new != 0)
     assert list(st.v(1)) == [(new >> i) & 1 for i in range(32)]
+
+
+@pytest.mark.parametrize("scc", [False, True])
+def test_cmov_b64_and_bitset(scc):
+    body = ("s_mov_b64 s[20:21], s[0:1]\ns_cmov_b64 s[20:21], s[2:3]\n"
+            "s_mov_b32 s22, -1\ns_bitset0_b32 s22, s4\ns_mov_b32 s23, 0\ns_bitset1_b32 s23, s4")
+    st = B.run(body, sgprs={0: 1, 1: 2, 2: 3, 3: 4, 4: 37}, scc=scc)
+    assert (st.s(20), st.s(21)) == ((3, 4) if scc else (1, 2))
+    assert st.s(22) == M & ~(1 << 5) and st.s(23) == 1 << 5  # the bit number is S0[4:0]
 
 
 def test_uniform_loop_with_scc_branch():
@@ -272,7 +292,9 @@ def test_64bit_logic_bfe_i64_and_bit_compares():
 
 def test_every_table_op_is_exercised():
     src = open(__file__).read()
-    missing = [k for k in list(SOP) + list(SOPC) if k not in src
+    exec_forms = {f"s_{op}_{form}_b32" for op in SAVEEXEC for form in ("saveexec", "wrexec")}
+    missing = [k for k in list(SOP) + list(SOPC) if k not in src and k not in exec_forms
+               and not k.endswith(("saveexec_b64", "wrexec_b64"))  # the wave64 forms: wave32 only here
                and not (k.startswith(("s_cmp_", "s_cmpk_")) and k.rsplit("_", 2)[-2] in _CMP)]
     assert not missing, missing
 

@@ -58,20 +58,18 @@ def fail(message: str, code: int = 2):
 
 
 def select_loop(analysis, label: str | None):
-    """The loop named by ``label`` (its header label), else the hottest loop."""
-    cfg = analysis.cfg
-    if label:
-        loop = cfg.find_loop(label)
-        if loop is None:
-            names = ", ".join(cfg.blocks[lp.header].label or f"block {lp.header}" for lp in cfg.loops) or "none"
-            fail(f"{analysis.program.path}: no loop headed by label {label} (loops: {names})")
-        return loop
-    return cfg.hottest_loop()
+    """The loop named by ``label`` (its header label), else the hottest loop; exit 2 for a label that
+    heads no loop."""
+    from ..model.cfg import NoSuchLoop
+
+    try:
+        return analysis.cfg.select_loop(label)
+    except NoSuchLoop as exc:
+        fail(f"{analysis.program.path}: {exc}")
 
 
 def loop_name(analysis, loop) -> str:
-    blk = analysis.cfg.blocks[loop.header]
-    return blk.label or f"block{loop.header}"
+    return analysis.cfg.loop_name(loop)
 
 
 def unified_diff(original: str, new: str, path: str, output: str | None) -> str:

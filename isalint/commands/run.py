@@ -13,24 +13,12 @@ import time
 import click
 
 from .common import fail
+from .launching import launch_options, launcher, read_launch
 
 
 @click.command("run")
 @click.argument("path", type=click.Path())
-@click.option("--gemm", "gemm_n", type=int, help="Use the GEMM ABI (a, b, c, N, alpha, beta) at size N.")
-@click.option("--alpha", type=float, default=1.0, show_default=True)
-@click.option("--beta", type=float, default=0.0, show_default=True)
-@click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
-              help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT).")
-@click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
-                              ".reqd_workgroup_size, or 128).")
-@click.option("--workgroups", "sample", type=click.IntRange(min=1),
-              help="With --gemm: run only K workgroups of the grid (the four corners, the centre, then random "
-                   "ones chosen with --seed), each through its whole K loop, and check their tiles of C.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
-@click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never'.")
+@launch_options(alpha=1.0, beta=0.0)
 @click.option("--inputs", metavar="A.npy,B.npy,C.npy",
               help="With --gemm: the A, B and C matrices (N x N float32 .npy files; A and B float16 for an "
                    "fp16 GEMM) instead of random ones.")
@@ -40,19 +28,11 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, ker
     from ..parse.source import InputError
     from ..validate import equivalence as eq
     from ..validate.emu import EmulationError, Kernel, LaunchError, Unimplemented
-    from ..validate.runner import UsageError, generic_launcher, parse_args, parse_dims, parse_latency
+    from ..validate.runner import UsageError
 
-    try:
-        grid_d = parse_dims(grid, "grid")
-        block_d = parse_dims(block, "block")
-        lat = parse_latency(latency)
-        values, buffers = parse_args(arg_items, seed)
-    except UsageError as exc:
-        fail(str(exc))
+    grid_d, block_d, lat, values, buffers = read_launch(grid, block, latency, arg_items, seed)
     if (inputs or save_path) and gemm_n is None:
         fail("--inputs and --save need --gemm N")
-    if sample is not None and gemm_n is None:
-        fail("--workgroups needs --gemm N")
     if save_path:  # checked before the run, which may take minutes
         from ..fixes.toolkit.destination import DestinationError, check_destination
 
@@ -69,19 +49,9 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, ker
     except OSError as exc:
         fail(f"{exc.filename}: cannot read: {exc.strerror}")
     t_parse = time.perf_counter() - t0
-    prob = None
+    make, prob, geo, what = launcher(path, prog, gemm_n, alpha, beta, seed, grid_d, block_d, values, buffers,
+                                     kernel_name, matrices, sample)
     try:
-        if gemm_n is not None:
-            if buffers:
-                fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
-            make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid_d, block_d, values, matrices,
-                                               required=eq.gemm_mod.required_block(prog, kernel_name),
-                                               workgroups=sample)
-            what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
-                    f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}")
-        else:
-            make = generic_launcher(grid_d, block_d, values, buffers)
-            what = f"grid {'x'.join(map(str, grid_d))}, block {'x'.join(map(str, block_d))}"
         kernel = Kernel(prog, kernel_name)
         launch = make(kernel)
         result = kernel.run(launch, seed=seed, latency=lat)

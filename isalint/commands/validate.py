@@ -13,29 +13,16 @@ import time
 import click
 
 from .common import fail
+from .launching import launch_options, launcher, read_launch
 from .progress import progress
 
 
 @click.command("validate")
 @click.argument("original", type=click.Path())
 @click.argument("candidate", type=click.Path())
-@click.option("--gemm", "gemm_n", type=int, help="Use the GEMM ABI (a, b, c, N, alpha, beta) at size N.")
-@click.option("--alpha", type=float, default=1.5, show_default=True, help="alpha for --gemm.")
-@click.option("--beta", type=float, default=-0.75, show_default=True, help="beta for --gemm.")
-@click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
-              help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT); "
-                   "names are the metadata .name or argK.")
-@click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the kernel's "
-                              ".reqd_workgroup_size, or 128).")
-@click.option("--workgroups", "sample", type=click.IntRange(min=1),
-              help="With --gemm: run only K workgroups of the grid (the four corners, the centre, then random "
-                   "ones chosen with --seed), each through its whole K loop, and check their tiles of C.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of inputs, garbage and memory delays.")
+@launch_options(alpha=1.5, beta=-0.75, seed_help="Seed of inputs, garbage and memory delays.",
+                latency_help=" (complete only when waited for)")
 @click.option("--device", type=click.Choice(["emu", "hip"]), default="emu", show_default=True)
-@click.option("--kernel", "kernel_name", help="Kernel to launch when the file has several.")
-@click.option("--latency", help="Memory latency in instructions LO:HI (default 64:4096), or 'never' "
-                                "(complete only when waited for).")
 @click.option("--toolchain", "toolchain_kind", help="auto, rocm, llvm, zig, or a path to llvm-mc.")
 @click.option("--repeats", type=int, default=20, show_default=True, help="Timed launches per kernel (--device hip).")
 def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, device, kernel_name,
@@ -43,19 +30,10 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sa
     """Validate CANDIDATE against ORIGINAL: exit 0 equal, 1 different, 2 error."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
-    from ..validate.runner import UsageError, generic_launcher, parse_args, parse_dims, parse_latency
     from ..validate.toolchain import ToolchainError, ToolchainNotFound, find_toolchain
 
     times: dict[str, float] = {}
-    try:
-        grid_d = parse_dims(grid, "grid")
-        block_d = parse_dims(block, "block")
-        lat = parse_latency(latency)
-        values, buffers = parse_args(arg_items, seed)
-    except UsageError as exc:
-        fail(str(exc))
-    if sample is not None and gemm_n is None:
-        fail("--workgroups needs --gemm N")
+    grid_d, block_d, lat, values, buffers = read_launch(grid, block, latency, arg_items, seed)
 
     t0 = time.perf_counter()
     try:
@@ -83,26 +61,11 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sa
         fail(f"error: {exc}")
     times["assemble"] = time.perf_counter() - t0
 
-    shapes = None
-    check = None
-    try:
-        if gemm_n is not None:
-            make, prob, geo = eq.gemm_launcher(original, gemm_n, alpha, beta, seed, grid_d, block_d, values,
-                                               required=eq.gemm_mod.required_block(orig, kernel_name),
-                                               workgroups=sample)
-            if buffers:
-                fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
-            shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")}
-            check = eq.gemm_check(prob, geo)
-            what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
-                    f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}; seed {seed}")
-        else:
-            make = generic_launcher(grid_d, block_d, values, buffers)
-            what = f"grid {'x'.join(map(str, grid_d))}, block {'x'.join(map(str, block_d))}; seed {seed}"
-    except UsageError as exc:
-        fail(str(exc))
-    except eq.gemm_mod.GemmError as exc:
-        fail(str(exc))
+    make, prob, geo, what = launcher(original, orig, gemm_n, alpha, beta, seed, grid_d, block_d, values, buffers,
+                                     kernel_name, sample=sample)
+    what += f"; seed {seed}"
+    shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")} if prob is not None else None
+    check = eq.gemm_check(prob, geo) if prob is not None else None
 
     if device == "hip":
         _validate_on_device(tc, original, candidate, orig, cand, make, check, gemm_n, kernel_name, shapes, what,

@@ -15,7 +15,8 @@ from ..hw.lds_banks import bank_conflicts, lanes_per_pass
 from ..hw.latency import QUARTER_RATE_OPCODES
 from ..hw.timing import Timing
 from ..hw.vgpr_banks import ops_from_instrs, simulate
-from ..model.alu_delays import encoding_base, result_latency
+from ..isa.mnemonics import base_mnemonic, split_encoding
+from ..model.alu_delays import result_latency
 from ..model.lanes.evaluator import LaneEvaluator
 from ..model.lanes.lds import LdsAccess, ds_shape, lds_banks
 from ..model.waitcnt import wait_thresholds
@@ -64,7 +65,7 @@ def _bytes(ins) -> int:
 def _fmas(ins) -> int:
     n = 0
     for s in ins.stmts:
-        b = encoding_base(s.mnemonic).replace("v_dual_", "v_")
+        b = base_mnemonic(s.mnemonic)
         if b in ("v_fmac_f32", "v_fma_f32", "v_fmaak_f32", "v_fmamk_f32", "v_mac_f32"):
             n += 1
     return n
@@ -143,7 +144,7 @@ class CostModel:
         reads = tuple(ins.uses)
         if klass in ("valu", "vopd", "trans"):
             stall = self.stalls()[ins.index]
-            base = encoding_base(name)
+            base = split_encoding(name)[0]
             occupy = 1.0 + t.bank_stall_exposure * stall
             latency = result_latency(ins, t)
             if klass != "trans" and base in QUARTER_RATE_OPCODES:

@@ -6,11 +6,8 @@ scalar instructions (SALU, scalar loads of the kernel arguments, the branches) w
 real values, block by block, and ignoring the vector work. Values the scalar program cannot know
 (anything a VALU instruction writes to an SGPR, VCC or EXEC, loads from buffers) are *unknown*.
 
-Initial state (LLVM AMDGPUUsage, "Initial Kernel Execution State"): user SGPRs from s0 in the
-fixed order private segment buffer (4), dispatch ptr (2), queue ptr (2), kernarg segment ptr (2),
-dispatch id (2), flat scratch init (2), private segment size (1), each when its
-``.amdhsa_user_sgpr_*`` directive is 1; the system SGPRs (workgroup ids X, Y, Z) start at
-``.amdhsa_user_sgpr_count``. EXEC has every lane of a full wave set.
+Initial state: the user and system SGPRs of :mod:`isalint.model.launch` (the kernarg pointer, the
+workgroup ids), EXEC with every lane of a full wave set.
 
 A branch on an unknown condition is a guess, reported as a note: forward branches are taken to
 fall through (for ``s_cbranch_execz`` that is "some lane is active", true for a GEMM whose N is a
@@ -18,23 +15,15 @@ multiple of its tile); a loop whose exit depends on an unknown value is an error
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
+
+from ..isa.constants import ConstantError, constant_bits
+from ..isa.semantics import BindingError, ExactAlgebra, binding
+from ..model.launch import AbiError, Launch, initial_sgprs, kernarg_segment, kernel_args, sgpr_layout
 
 M32 = 0xFFFFFFFF
 M64 = (1 << 64) - 1
-KERNARG_BASE = 0x7F0000000000
-BUFFER_BASE = 0x100000000  # buffer i sits at (i + 1) * BUFFER_BASE: distinct, 4 GiB apart
-
-_USER_SGPR_FIELDS = (
-    (".amdhsa_user_sgpr_private_segment_buffer", 4, None),
-    (".amdhsa_user_sgpr_dispatch_ptr", 2, None),
-    (".amdhsa_user_sgpr_queue_ptr", 2, None),
-    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2, "kernarg"),
-    (".amdhsa_user_sgpr_dispatch_id", 2, None),
-    (".amdhsa_user_sgpr_flat_scratch_init", 2, None),
-    (".amdhsa_user_sgpr_private_segment_size", 1, None),
-)
+KERNARG_BASE = 0x7F0000000000  # where the walk places the kernel argument segment
 
 
 class TraceError(Exception):
@@ -46,14 +35,6 @@ class TraceError(Exception):
 
 
 @dataclass
-class Launch:
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    values: dict[int, int]  # position among the non-hidden arguments -> 32-bit value
-    group: tuple[int, int, int] = (0, 0, 0)  # the workgroup whose path is followed
-
-
-@dataclass
 class Trace:
     blocks: list[int]  # block ids in execution order
     instructions: int  # instructions executed
@@ -61,45 +42,11 @@ class Trace:
 
 
 def gemm_launch(grid, block, n: int, alpha: float = 1.0, beta: float = 0.0) -> Launch:
-    """The GEMM ABI ``(a, b, c, N, alpha, beta)``: N and the two scalars are arguments 3, 4 and 5."""
-    bits = lambda f: struct.unpack("<I", struct.pack("<f", f))[0]  # noqa: E731
+    """The GEMM ABI ``(a, b, c, N, alpha, beta)``: N and the two scalars are arguments 3, 4 and 5; the path
+    followed is the middle workgroup's."""
     gx, gy, gz = grid
-    return Launch(tuple(grid), tuple(block), {3: n & M32, 4: bits(alpha), 5: bits(beta)},
-                  (gx // 2, gy // 2, gz // 2))
-
-
-def _kernarg_image(kernel, launch: Launch) -> dict[int, int]:
-    """Byte offset -> byte of the kernel argument segment (known bytes only)."""
-    md = kernel.metadata or {}
-    out: dict[int, int] = {}
-    hidden = {
-        "hidden_block_count_x": launch.grid[0], "hidden_block_count_y": launch.grid[1],
-        "hidden_block_count_z": launch.grid[2], "hidden_group_size_x": launch.block[0],
-        "hidden_group_size_y": launch.block[1], "hidden_group_size_z": launch.block[2],
-        "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
-        "hidden_grid_dims": 3 if launch.grid[2] > 1 else (2 if launch.grid[1] > 1 else 1),
-        "hidden_global_offset_x": 0, "hidden_global_offset_y": 0, "hidden_global_offset_z": 0,
-    }
-    visible = 0
-    buffers = 0
-    for a in md.get(".args", []) or []:
-        kind = str(a.get(".value_kind", "by_value"))
-        off, size = int(a.get(".offset", 0)), int(a.get(".size", 0))
-        value = None
-        if kind.startswith("hidden_"):
-            value = hidden.get(kind)
-        else:
-            if kind == "global_buffer":
-                buffers += 1
-                value = buffers * BUFFER_BASE
-            else:
-                value = launch.values.get(visible)
-            visible += 1
-        if value is None:
-            continue
-        for i in range(size):
-            out[off + i] = (value >> (8 * i)) & 0xFF
-    return out
+    return Launch(tuple(grid), tuple(block), {3: n & M32, 4: float(alpha), 5: float(beta)},
+                  group=(gx // 2, gy // 2, gz // 2))
 
 
 class _State:
@@ -113,133 +60,26 @@ class _State:
 def _entry(kernel, launch: Launch) -> _State:
     st = _State()
     d = kernel.descriptor
-    n = 0
-    for directive, size, name in _USER_SGPR_FIELDS:
-        if d.get(directive, 0):
-            if name == "kernarg":
-                st.r[f"s{n}"] = KERNARG_BASE & M32
-                st.r[f"s{n + 1}"] = KERNARG_BASE >> 32
-            n += size
-    s = d.get(".amdhsa_user_sgpr_count", n)
-    for axis, default, gid in (("x", 1, launch.group[0]), ("y", 0, launch.group[1]), ("z", 0, launch.group[2])):
-        if d.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
-            st.r[f"s{s}"] = gid
-            s += 1
+    try:
+        layout = sgpr_layout(d)
+    except AbiError as exc:
+        raise TraceError(str(exc)) from None
+    for s, value in initial_sgprs(layout, launch.group, {"kernarg_segment_ptr": KERNARG_BASE}).items():
+        st.r[f"s{s}"] = value
     wave = 32 if d.get(".amdhsa_wavefront_size32", 1) else 64
     st.r["exec_lo"] = M32
     st.r["exec_hi"] = 0 if wave == 32 else M32
-    st.kernarg = _kernarg_image(kernel, launch)
+    segment, known = kernarg_segment(kernel_args(kernel), launch, complete=False)
+    st.kernarg = {i: b for i, (b, k) in enumerate(zip(segment, known)) if k}
     return st
 
 
 # ---------------------------------------------------------------------------------------------
-# Scalar semantics (RDNA3 ISA guide, chapter "Scalar ALU operations"): ``fn(a, b, scc) -> (result,
-# scc)``; ``None`` for scc means "unchanged". Values are Python ints, masked to the width.
+# The scalar instructions: their definitions (isalint.isa.semantics) on exact integers, where an
+# unknown input makes the outputs that depend on it unknown.
 
-def _s32(x: int) -> int:
-    x &= M32
-    return x - (1 << 32) if x & 0x80000000 else x
-
-
-def _ovf(r: int) -> int:
-    return int(r < -(1 << 31) or r > (1 << 31) - 1)
-
-
-def _bfe(a: int, b: int, signed: bool, width: int = 32) -> int:
-    off, w = b & (width - 1), (b >> 16) & 0x7F
-    if w == 0:
-        return 0
-    v = (a >> off) & ((1 << w) - 1)
-    if signed and w < width and v >> (w - 1) & 1:
-        v -= 1 << w
-    return v & ((1 << width) - 1)
-
-
-_BIN32 = {
-    "s_add_u32": lambda a, b, c: ((a + b) & M32, int(a + b > M32)),
-    "s_addc_u32": lambda a, b, c: ((a + b + c) & M32, int(a + b + c > M32)),
-    "s_sub_u32": lambda a, b, c: ((a - b) & M32, int(b > a)),
-    "s_subb_u32": lambda a, b, c: ((a - b - c) & M32, int(b + c > a)),
-    "s_add_i32": lambda a, b, c: ((a + b) & M32, _ovf(_s32(a) + _s32(b))),
-    "s_sub_i32": lambda a, b, c: ((a - b) & M32, _ovf(_s32(a) - _s32(b))),
-    "s_mul_i32": lambda a, b, c: ((_s32(a) * _s32(b)) & M32, None),
-    "s_mul_hi_u32": lambda a, b, c: ((a * b) >> 32, None),
-    "s_mul_hi_i32": lambda a, b, c: (((_s32(a) * _s32(b)) >> 32) & M32, None),
-    "s_lshl_b32": lambda a, b, c: (r := (a << (b & 31)) & M32, int(r != 0)),
-    "s_lshr_b32": lambda a, b, c: (r := a >> (b & 31), int(r != 0)),
-    "s_ashr_i32": lambda a, b, c: (r := (_s32(a) >> (b & 31)) & M32, int(r != 0)),
-    "s_lshl1_add_u32": lambda a, b, c: ((r := (a << 1) + b) & M32, int(r > M32)),
-    "s_lshl2_add_u32": lambda a, b, c: ((r := (a << 2) + b) & M32, int(r > M32)),
-    "s_lshl3_add_u32": lambda a, b, c: ((r := (a << 3) + b) & M32, int(r > M32)),
-    "s_lshl4_add_u32": lambda a, b, c: ((r := (a << 4) + b) & M32, int(r > M32)),
-    "s_and_b32": lambda a, b, c: (r := a & b, int(r != 0)),
-    "s_or_b32": lambda a, b, c: (r := a | b, int(r != 0)),
-    "s_xor_b32": lambda a, b, c: (r := a ^ b, int(r != 0)),
-    "s_and_not1_b32": lambda a, b, c: (r := a & ~b & M32, int(r != 0)),
-    "s_andn2_b32": lambda a, b, c: (r := a & ~b & M32, int(r != 0)),
-    "s_or_not1_b32": lambda a, b, c: (r := (a | ~b) & M32, int(r != 0)),
-    "s_orn2_b32": lambda a, b, c: (r := (a | ~b) & M32, int(r != 0)),
-    "s_nand_b32": lambda a, b, c: (r := ~(a & b) & M32, int(r != 0)),
-    "s_nor_b32": lambda a, b, c: (r := ~(a | b) & M32, int(r != 0)),
-    "s_xnor_b32": lambda a, b, c: (r := ~(a ^ b) & M32, int(r != 0)),
-    "s_min_i32": lambda a, b, c: (a if _s32(a) < _s32(b) else b, int(_s32(a) < _s32(b))),
-    "s_max_i32": lambda a, b, c: (a if _s32(a) > _s32(b) else b, int(_s32(a) > _s32(b))),
-    "s_min_u32": lambda a, b, c: (min(a, b), int(a < b)),
-    "s_max_u32": lambda a, b, c: (max(a, b), int(a > b)),
-    "s_absdiff_i32": lambda a, b, c: (r := abs(_s32(a) - _s32(b)) & M32, int(r != 0)),
-    "s_bfe_u32": lambda a, b, c: (r := _bfe(a, b, False), int(r != 0)),
-    "s_bfe_i32": lambda a, b, c: (r := _bfe(a, b, True), int(r != 0)),
-    "s_bfm_b32": lambda a, b, c: ((((1 << (a & 31)) - 1) << (b & 31)) & M32, None),
-    "s_cselect_b32": lambda a, b, c: (a if c else b, None),
-    "s_pack_ll_b32_b16": lambda a, b, c: ((a & 0xFFFF) | ((b & 0xFFFF) << 16), None),
-    "s_pack_lh_b32_b16": lambda a, b, c: ((a & 0xFFFF) | (b & 0xFFFF0000), None),
-    "s_pack_hh_b32_b16": lambda a, b, c: ((a >> 16) | (b & 0xFFFF0000), None),
-}
-
-_BIN64 = {
-    "s_and_b64": lambda a, b, c: (r := a & b, int(r != 0)),
-    "s_or_b64": lambda a, b, c: (r := a | b, int(r != 0)),
-    "s_xor_b64": lambda a, b, c: (r := a ^ b, int(r != 0)),
-    "s_and_not1_b64": lambda a, b, c: (r := a & ~b & M64, int(r != 0)),
-    "s_andn2_b64": lambda a, b, c: (r := a & ~b & M64, int(r != 0)),
-    "s_or_not1_b64": lambda a, b, c: (r := (a | ~b) & M64, int(r != 0)),
-    "s_cselect_b64": lambda a, b, c: (a if c else b, None),
-    "s_lshl_b64": lambda a, b, c: (r := (a << (b & 63)) & M64, int(r != 0)),
-    "s_lshr_b64": lambda a, b, c: (r := a >> (b & 63), int(r != 0)),
-    "s_ashr_i64": lambda a, b, c: (r := ((a - (1 << 64) if a >> 63 else a) >> (b & 63)) & M64, int(r != 0)),
-    "s_bfe_u64": lambda a, b, c: (r := _bfe(a, b, False, 64), int(r != 0)),
-    "s_bfe_i64": lambda a, b, c: (r := _bfe(a, b, True, 64), int(r != 0)),
-}
-_SHIFT_B_IS_32 = frozenset({"s_lshl_b64", "s_lshr_b64", "s_ashr_i64", "s_bfe_u64", "s_bfe_i64"})
-
-_UN32 = {
-    "s_mov_b32": lambda a, c: (a, None),
-    "s_not_b32": lambda a, c: (r := ~a & M32, int(r != 0)),
-    "s_abs_i32": lambda a, c: (r := abs(_s32(a)) & M32, int(r != 0)),
-    "s_brev_b32": lambda a, c: (int(f"{a:032b}"[::-1], 2), None),
-    "s_sext_i32_i8": lambda a, c: ((a & 0xFF) - (0x100 if a & 0x80 else 0) & M32, None),
-    "s_sext_i32_i16": lambda a, c: ((a & 0xFFFF) - (0x10000 if a & 0x8000 else 0) & M32, None),
-    "s_bcnt1_i32_b32": lambda a, c: (r := bin(a).count("1"), int(r != 0)),
-    "s_bcnt0_i32_b32": lambda a, c: (r := 32 - bin(a).count("1"), int(r != 0)),
-}
-_UN64 = {
-    "s_mov_b64": lambda a, c: (a, None),
-    "s_not_b64": lambda a, c: (r := ~a & M64, int(r != 0)),
-}
-
-_CMP = {
-    "eq": lambda a, b: a == b, "lg": lambda a, b: a != b, "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-}
-
-# s_<op>_saveexec_b32 sdst, ssrc: sdst = EXEC; EXEC = f(ssrc, EXEC); SCC = EXEC != 0
-_SAVEEXEC = {
-    "and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
-    "and_not1": lambda s, e: s & ~e, "andn2": lambda s, e: s & ~e,
-    "and_not0": lambda s, e: ~e & s, "andn1": lambda s, e: ~e & s,
-    "or_not1": lambda s, e: s | ~e, "orn2": lambda s, e: s | ~e,
-    "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
-}
+_EXACT = ExactAlgebra()
+_WIDE = frozenset({"u64", "i64", "b64"})
 
 
 class _Exec:
@@ -251,12 +91,11 @@ class _Exec:
     @staticmethod
     def read(st: _State, op, width: int = 32) -> int | None:
         kind = op.kind
-        if kind == "int":
-            v = int(op.value)
-            return v & (M32 if width == 32 else M64)
-        if kind == "float":
-            bits = struct.unpack("<I", struct.pack("<f", float(op.value)))[0]
-            return bits
+        if kind in ("int", "float"):
+            try:
+                return constant_bits(kind, op.value, "u64" if width == 64 else "u32")
+            except ConstantError:
+                return None
         if kind in ("sgpr", "special", "ttmp"):
             if op.kind == "special" and op.file == "scc":
                 return st.r.get("scc")
@@ -287,7 +126,7 @@ class _Exec:
         klass = ins.klass
         if klass in ("salu", "smem"):
             stmt = ins.stmts[0]
-            if not self._scalar(st, stmt):
+            if not self._scalar(st, stmt, ins.infos[0]):
                 self._unknown_defs(st, ins)
             return
         if klass == "waitcnt":
@@ -300,119 +139,47 @@ class _Exec:
             if r[0] == "s" or r in ("vcc_lo", "vcc_hi", "exec_lo", "exec_hi", "scc", "m0"):
                 st.r[r] = None
 
-    def _scalar(self, st: _State, stmt) -> bool:
-        m = stmt.mnemonic
+    def _scalar(self, st: _State, stmt, info) -> bool:
+        m = info.mnemonic if info is not None else stmt.mnemonic
         ops = stmt.operands
-        r = self.read
         if m.startswith("s_load_") and len(ops) >= 3:
             return self._load(st, stmt)
-        if m in _BIN32 and len(ops) == 3:
-            a, b, c = r(st, ops[1]), r(st, ops[2]), st.r.get("scc")
-            if a is None or b is None or (c is None and m in ("s_addc_u32", "s_subb_u32", "s_cselect_b32")):
-                return False
-            res, scc = _BIN32[m](a, b, c)
-            self.write(st, ops[0], res & M32)
-            if scc is not None:
-                st.r["scc"] = scc
-            return True
-        if m in _BIN64 and len(ops) == 3:
-            a = r(st, ops[1], 64)
-            b = r(st, ops[2], 32 if m in _SHIFT_B_IS_32 else 64)
-            c = st.r.get("scc")
-            if a is None or b is None or (c is None and m == "s_cselect_b64"):
-                return False
-            res, scc = _BIN64[m](a, b, c)
-            self.write(st, ops[0], res, 64)
-            if scc is not None:
-                st.r["scc"] = scc
-            return True
-        if m in _UN32 and len(ops) == 2:
-            a = r(st, ops[1])
-            if a is None:
-                return False
-            res, scc = _UN32[m](a, st.r.get("scc"))
-            self.write(st, ops[0], res & M32)
-            if scc is not None:
-                st.r["scc"] = scc
-            return True
-        if m in _UN64 and len(ops) == 2:
-            a = r(st, ops[1], 64)
-            if a is None:
-                return False
-            res, scc = _UN64[m](a, st.r.get("scc"))
-            self.write(st, ops[0], res, 64)
-            if scc is not None:
-                st.r["scc"] = scc
-            return True
-        if m in ("s_cmov_b32", "s_cmovk_i32") and len(ops) == 2:
-            c = st.r.get("scc")
-            if c is None:
-                return False
-            if c:
-                v = r(st, ops[1])
-                if m == "s_cmovk_i32" and v is not None:
-                    v = _simm16(v)
-                self.write(st, ops[0], v)
-            return True
-        if m.startswith("s_cmp_") or m.startswith("s_cmpk_"):
-            return self._compare(st, stmt)
-        if m in ("s_movk_i32",):
-            v = r(st, ops[1])
-            self.write(st, ops[0], None if v is None else _simm16(v))
-            return True
-        if m in ("s_addk_i32", "s_mulk_i32") and len(ops) == 2:
-            a, v = r(st, ops[0]), r(st, ops[1])
-            if a is None or v is None:
-                return False
-            k = _s32(_simm16(v))
-            if m == "s_addk_i32":
-                self.write(st, ops[0], (a + k) & M32)
-                st.r["scc"] = _ovf(_s32(a) + k)
+        try:
+            b = binding(m, len(ops))
+        except BindingError:
+            return False
+        args = [self._input(st, slot, ops) for slot in b.ins]
+        for slot, value in zip(b.outs, b.op.fn(_EXACT, *args)):
+            width = 64 if slot.type in _WIDE else 32
+            if slot.kind == "operand":
+                self.write(st, ops[slot.ref], value, width)
+            elif slot.ref == "SCC":
+                st.r["scc"] = value
+            elif slot.ref == "EXEC":
+                st.r["exec_lo"] = None if value is None else value & M32
+                if width == 64:
+                    st.r["exec_hi"] = None if value is None else value >> 32
             else:
-                self.write(st, ops[0], (_s32(a) * k) & M32)
-            return True
-        if m.endswith("_saveexec_b32") or m.endswith("_saveexec_b64"):
-            op = m[2:].rsplit("_saveexec", 1)[0]
-            fn = _SAVEEXEC.get(op)
-            width = 64 if m.endswith("b64") else 32
-            exec_now = st.r.get("exec_lo") if width == 32 else None
-            if width == 64 and st.r.get("exec_lo") is not None and st.r.get("exec_hi") is not None:
-                exec_now = st.r["exec_lo"] | (st.r["exec_hi"] << 32)
-            src = r(st, ops[1], width)
-            self.write(st, ops[0], exec_now, width)
-            if fn is None or src is None or exec_now is None:
-                st.r["exec_lo"] = None
-                st.r["scc"] = None
-                return True
-            new = fn(src, exec_now) & (M32 if width == 32 else M64)
-            st.r["exec_lo"] = new & M32
-            if width == 64:
-                st.r["exec_hi"] = new >> 32
-            st.r["scc"] = int(new != 0)
-            return True
-        return False
-
-    def _compare(self, st: _State, stmt) -> bool:
-        m = stmt.mnemonic
-        ops = stmt.operands
-        parts = m.split("_")  # s_cmp_eq_u32 / s_cmpk_lg_i32 / s_bitcmp...
-        if len(parts) != 4 or len(ops) != 2:
-            st.r["scc"] = None
-            return True
-        rel, typ = parts[2], parts[3]
-        width = 64 if typ.endswith("64") else 32
-        a, b = self.read(st, ops[0], width), self.read(st, ops[1], width)
-        if a is None or b is None or rel not in _CMP:
-            st.r["scc"] = None
-            return True
-        if parts[1] == "cmpk":
-            b = b & 0xFFFF
-            if typ == "i32":
-                b = _simm16(b)
-        if typ.startswith("i"):
-            a, b = _s32(a), _s32(b)
-        st.r["scc"] = int(_CMP[rel](a, b))
+                return False
         return True
+
+    def _input(self, st: _State, slot, ops) -> int | None:
+        width = 64 if slot.type in _WIDE else 32
+        if slot.kind == "state":
+            if slot.ref == "SCC":
+                return st.r.get("scc")
+            if slot.ref == "EXEC":
+                lo, hi = st.r.get("exec_lo"), st.r.get("exec_hi")
+                if width == 32 or lo is None:
+                    return lo
+                return None if hi is None else lo | hi << 32
+            return None
+        v = self.read(st, ops[slot.ref], width)
+        if v is not None and slot.type in ("i16", "u16"):  # SIMM16, sign- or zero-extended
+            v &= 0xFFFF
+            if slot.type == "i16" and v & 0x8000:
+                v = (v - 0x10000) & M32
+        return v
 
     def _load(self, st: _State, stmt) -> bool:
         m = stmt.mnemonic
@@ -436,11 +203,6 @@ class _Exec:
                     val = bs[0] | bs[1] << 8 | bs[2] << 16 | bs[3] << 24
             st.r[reg] = val
         return True
-
-
-def _simm16(v: int) -> int:
-    v &= 0xFFFF
-    return (v - 0x10000 if v & 0x8000 else v) & M32
 
 
 def _branch_taken(st: _State, mnemonic: str) -> bool | None:

@@ -10,6 +10,8 @@ workgroup processor (RDNA3 ISA guide, 1.2 "Hardware overview"; AMD's RDNA whitep
 """
 from __future__ import annotations
 
+from ..isa.constants import INLINE_INTS
+
 ONE_DWORD = frozenset({"SOP1", "SOP2", "SOPK", "SOPP", "SOPC", "VOP1", "VOP2", "VOPC"})
 TAKES_LITERAL = frozenset({"SOP1", "SOP2", "SOPC", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VOP3SD", "VOPD"})
 ICACHE_BYTES = 32 * 1024
@@ -21,7 +23,7 @@ _DS_ELEMENT = {"b32": 4, "b64": 8}
 
 def inline_integer(value: int) -> bool:
     """An integer an ALU instruction encodes without a literal."""
-    return -16 <= value <= 64
+    return value in INLINE_INTS
 
 
 def instruction_bytes(encoding: str, literal: bool) -> int:

@@ -30,6 +30,7 @@ MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
 LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
 LDS_PER_CU = 65536  # the hardware: each CU's half of its WGP's 128 KiB
 GROUPS_PER_CU = 16  # workgroups one CU holds at most (32 per WGP)
+MAX_WORKGROUP_SIZE = 1024  # work-items of one workgroup (LLVM AMDGPUUsage: flat workgroup size 1..1024)
 
 
 class VgprModel(FrozenRecord):

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 VGPRS = 256  # v0-v255
 SGPRS = 106  # s0-s105
+TTMPS = 16  # ttmp0-ttmp15, the trap handler's SGPRs
 VCC_SGPRS = 2  # what the metadata and comments add to the SGPR count for VCC
+
+# The scalar operand numbers after s0-s105 (RDNA3 ISA guide, "Scalar operands": the SSRC encodings)
+VCC_LO, VCC_HI = 106, 107
+TTMP0 = 108
+NULL = 124
+M0 = 125
+EXEC_LO, EXEC_HI = 126, 127
+SCALAR_OPERANDS = 128  # s0-s105, VCC, the TTMPs, NULL, M0 and EXEC: the scalar register numbers
 
 # Descriptor fields that each make the hardware load one system SGPR after the user SGPRs.
 SYSTEM_SGPR_FIELDS = (".amdhsa_system_sgpr_workgroup_id_x", ".amdhsa_system_sgpr_workgroup_id_y",

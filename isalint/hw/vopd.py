@@ -44,6 +44,8 @@ import struct
 from functools import lru_cache
 
 from ..isa import lookup
+from ..isa.constants import INLINE_FLOATS, INLINE_INTS, INV_2PI_F16, INV_2PI_F32, f16_bits, f32_bits
+from ..isa.mnemonics import DPP_SUFFIXES, split_encoding
 from ..parse.nodes import SPECIAL_REGISTERS, Operand, Statement
 from ..parse.operands import OperandError, classify_operand
 from ..records import FrozenRecord
@@ -59,26 +61,11 @@ CONSTANT_BUS_LIMIT = 2
 # Scalar sources that do not use the constant bus.
 _FREE_SCALARS = {"null", "lds_direct", "src_lds_direct"}
 
-# Inline constants (RDNA3 ISA guide, VALU operands: inline constants):
-# integers -16..64 and these float values; for 16-bit packed operands the f16 patterns.
-_INLINE_FLOATS = (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0)
-_INV_2PI_F32 = 0x3E22F983
-_INV_2PI_F16 = 0x3118
-
-
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def _f16_bits(x: float) -> int:
-    return struct.unpack("<H", struct.pack("<e", x))[0]
-
-
-_F32_INLINE_BITS = frozenset({_f32_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F32})
-_F16_INLINE_BITS = frozenset({_f16_bits(v) for v in _INLINE_FLOATS} | {_INV_2PI_F16})
+# Inline constants (isalint.isa.constants): for 16-bit packed operands the f16 patterns.
+_F32_INLINE_BITS = frozenset({f32_bits(v) for v in INLINE_FLOATS} | {INV_2PI_F32})
+_F16_INLINE_BITS = frozenset({f16_bits(v) for v in INLINE_FLOATS} | {INV_2PI_F16})
 # bf16 is the high half of an f32: its inline float patterns are those of f32, shifted.
-_INV_2PI_BF16 = _INV_2PI_F32 >> 16
-_BF16_INLINE_BITS = frozenset({_f32_bits(v) >> 16 for v in _INLINE_FLOATS} | {_INV_2PI_BF16})
+_BF16_INLINE_BITS = frozenset({f32_bits(v) >> 16 for v in INLINE_FLOATS} | {INV_2PI_F32 >> 16})
 
 # Operations whose two sources may be swapped without changing the result (a*b+c = b*a+c, ...).
 # Keyed by the VOPD operation name without the ``v_dual_`` prefix.
@@ -251,7 +238,9 @@ def dual_name(mnemonic: str) -> str | None:
     info = lookup(m)
     if info is None or info.klass != "valu":
         return None
-    base = m.removesuffix("_e32").removesuffix("_e64")
+    base, suffix = split_encoding(m)
+    if suffix in DPP_SUFFIXES:
+        return None
     cand = "v_dual_" + base[2:]
     info = lookup(cand)
     return cand if info is not None and info.klass == "vopd" else None
@@ -282,21 +271,21 @@ def _encode_constant(op: Operand, fmt: str, always_literal: bool = False) -> Src
         signed = u - (1 << 32) if u & 0x80000000 else u
         if fmt in _PACKED_INLINE:
             # 16-bit packed operand: inline integers, or an inline float pattern written as a 16-bit value
-            if -16 <= signed <= 64 or (0 <= v <= 0xFFFF and v in _PACKED_INLINE[fmt]):
+            if signed in INLINE_INTS or (0 <= v <= 0xFFFF and v in _PACKED_INLINE[fmt]):
                 return Src("inline", text, col=col, op=op)
             return Src("literal", text, value=u, col=col, op=op)
-        if -16 <= signed <= 64 or u in _F32_INLINE_BITS:
+        if signed in INLINE_INTS or u in _F32_INLINE_BITS:
             return Src("inline", text, col=col, op=op)
         return Src("literal", text, value=u, col=col, op=op)
     if op.kind == "float":
         x = float(op.value)
         try:
             if fmt == "pk16" and not always_literal:
-                bits = _f16_bits(x)
+                bits = f16_bits(x)
             elif fmt == "pk_bf16" and not always_literal:
-                bits = _f32_bits(x) >> 16  # LLVM writes a bf16 literal as the f32's high half
+                bits = f32_bits(x, strict=True) >> 16  # LLVM writes a bf16 literal as the f32's high half
             else:
-                bits = _f32_bits(x)
+                bits = f32_bits(x, strict=True)
         except (OverflowError, struct.error):
             return Src("bad", text, note=f"{text} is out of range", col=col, op=op)
         if math.isnan(x) or math.isinf(x):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 
+from .mnemonics import split_encoding
+
 TABLE_PATH = os.path.join(os.path.dirname(__file__), "aliases.txt")
-_SUFFIXES = ("_e64_dpp", "_dpp", "_e32", "_e64")
 _TABLE: dict[str, str] | None = None
 
 
@@ -37,9 +38,9 @@ def resolve(mnemonic: str) -> str | None:
     real = t.get(mnemonic)
     if real is not None:
         return real
-    for suffix in _SUFFIXES:
-        if mnemonic.endswith(suffix):
-            real = t.get(mnemonic[: -len(suffix)])
-            if real is not None:
-                return real + suffix
+    base, suffix = split_encoding(mnemonic)
+    if suffix:
+        real = t.get(base)
+        if real is not None:
+            return real + suffix
     return None

@@ -36,6 +36,7 @@ from collections import deque
 
 from ..hw import latency as _default
 from ..hw.latency import QUARTER_RATE_OPCODES
+from ..isa.mnemonics import split_encoding
 from ..records import FrozenRecord
 
 ID_NAMES = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
@@ -133,14 +134,6 @@ def alu_kind(ins) -> str | None:
     return None
 
 
-def encoding_base(mnemonic: str) -> str:
-    """A mnemonic without its encoding suffix (``_e32``, ``_e64``, ``_dpp``, ``_sdwa``)."""
-    for suffix in ("_e32", "_e64", "_dpp", "_sdwa"):
-        if mnemonic.endswith(suffix):
-            return mnemonic[: -len(suffix)]
-    return mnemonic
-
-
 def result_latency(ins, timing=_default) -> int:
     """Cycles from issue until an ALU instruction's register results can be read (``timing``: an
     :class:`isalint.hw.timing.Timing`, or by default LLVM's numbers, :mod:`isalint.hw.latency`)."""
@@ -148,7 +141,7 @@ def result_latency(ins, timing=_default) -> int:
         return _lat(timing, "trans_latency")
     if ins.klass == "salu":
         return _lat(timing, "salu_latency")
-    if encoding_base(ins.opcode) in QUARTER_RATE_OPCODES:
+    if split_encoding(ins.opcode)[0] in QUARTER_RATE_OPCODES:
         return _lat(timing, "quarter_rate_latency")
     if any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
            for st in ins.slots for s in st):

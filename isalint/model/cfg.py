@@ -93,6 +93,25 @@ class CFG(Record):
                 return loop
         return None
 
+    def loop_name(self, loop: Loop) -> str:
+        """The label of the loop's header, else ``block<N>``."""
+        return self.blocks[loop.header].label or f"block{loop.header}"
+
+    def select_loop(self, label: str | None) -> Loop | None:
+        """The loop ``label`` names (its header's label), else the hottest loop (None when there is no loop).
+        Raises :class:`NoSuchLoop` for a label that heads no loop."""
+        if not label:
+            return self.hottest_loop()
+        loop = self.find_loop(label)
+        if loop is None:
+            names = ", ".join(self.blocks[lp.header].label or f"block {lp.header}" for lp in self.loops) or "none"
+            raise NoSuchLoop(f"no loop headed by label {label} (loops: {names})")
+        return loop
+
+
+class NoSuchLoop(ValueError):
+    """A loop label that heads no loop of the program (one line, for messages)."""
+
 
 def build_cfg(program) -> CFG:
     instrs = program.instrs

@@ -25,7 +25,9 @@ Anything else raises :class:`NotAnFmaBlock` with the line and the reason.
 """
 from __future__ import annotations
 
+from ..hw.registers import VGPRS
 from ..records import FrozenRecord, Record
+from .cfg import NoSuchLoop
 from .liveness import ignorable_reads, liveness, vgpr_number
 
 
@@ -220,14 +222,11 @@ def _plain_load(ins) -> Load | None:
 
 
 def select_loop(analysis, label: str | None):
-    cfg = analysis.cfg
-    if label:
-        loop = cfg.find_loop(label)
-        if loop is None:
-            names = ", ".join(cfg.blocks[lp.header].label or f"block {lp.header}" for lp in cfg.loops) or "none"
-            raise NotAnFmaBlock(f"no loop headed by label {label} (loops: {names})")
-        return loop
-    loop = cfg.hottest_loop()
+    """:meth:`isalint.model.cfg.CFG.select_loop`, what does not fit raised as :class:`NotAnFmaBlock`."""
+    try:
+        loop = analysis.cfg.select_loop(label)
+    except NoSuchLoop as exc:
+        raise NotAnFmaBlock(str(exc)) from None
     if loop is None:
         raise NotAnFmaBlock(f"{analysis.program.path}: the kernel has no loop to rewrite")
     return loop
@@ -240,7 +239,7 @@ class _MaskSet:
         self.mask = mask
 
     def __contains__(self, r: int) -> bool:
-        return 0 <= r < 256 and bool((self.mask >> r) & 1)
+        return 0 <= r < VGPRS and bool((self.mask >> r) & 1)
 
 
 def find_block(analysis, label: str | None = None) -> FmaBlock:
@@ -249,7 +248,7 @@ def find_block(analysis, label: str | None = None) -> FmaBlock:
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
     loop = select_loop(analysis, label)
-    name = cfg.blocks[loop.header].label or f"block{loop.header}"
+    name = cfg.loop_name(loop)
     for b in sorted(loop.blocks):
         for i in cfg.blocks[b].indices():
             if instrs[i].opaque:

@@ -33,18 +33,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..hw.registers import SGPRS, VGPRS
 _BITS: dict[str, int] = {}
 _NAMES: dict[int, str] = {}
-for _n in range(256):
+for _n in range(VGPRS):
     _BITS[f"v{_n}"] = _n
-for _n in range(106):
-    _BITS[f"s{_n}"] = 256 + _n
+for _n in range(SGPRS):
+    _BITS[f"s{_n}"] = VGPRS + _n
 _NEXT = [400]
 for _name, _b in list(_BITS.items()):
     _NAMES[_b] = _name
 
-VGPR_MASK = (1 << 256) - 1
-SGPR_MASK = (1 << 106) - 1  # after shifting the SGPR bits down by 256
+VGPR_MASK = (1 << VGPRS) - 1
+SGPR_MASK = (1 << SGPRS) - 1  # after shifting the SGPR bits down by VGPRS
 _CALLS = ("s_setpc_b64", "s_swappc_b64", "s_call_b64", "s_rfe_b64")
 
 
@@ -88,7 +89,7 @@ def vgpr_numbers(m: int) -> list[int]:
 
 def sgpr_numbers(m: int) -> list[int]:
     """The SGPR numbers (s0-s105) in a mask."""
-    return _set_bits((m >> 256) & SGPR_MASK)
+    return _set_bits((m >> VGPRS) & SGPR_MASK)
 
 
 def vgpr_number(reg: str) -> int | None:
@@ -326,8 +327,8 @@ def free_vgprs(program, kernel=None, at_indices: Iterable[int] = (), *, limit: i
     if kernel is None and program.kernels:
         kernel = program.kernel_of(at[0]) if at else program.kernels[0]
     if limit is None:
-        limit = 256
+        limit = VGPRS
         if kernel is not None and ".amdhsa_next_free_vgpr" in kernel.descriptor:
             limit = kernel.descriptor[".amdhsa_next_free_vgpr"]
     busy = busy_mask(program, at, exclude_pending=exclude_pending, counters=counters)
-    return [n for n in range(min(limit, 256)) if not busy >> n & 1]
+    return [n for n in range(min(limit, VGPRS)) if not busy >> n & 1]

@@ -1,7 +1,8 @@
 """A loop's counter: the SGPR its back edge compares, and its exact trip count.
 
 A loop is counted when one SGPR (the counter) holds a constant on every way into the loop, changes by
-one add of a constant per iteration (``s_add_[iu]32``, ``s_addk_i32``, ``s_sub_[iu]32``), and the
+one add of a constant per iteration (an instruction whose definition moves it by a constant:
+``s_add_[iu]32``, ``s_addk_i32``, ``s_sub_[iu]32``), and the
 compare whose SCC the exiting branch reads sets it against a bound (a constant, or an SGPR that holds
 a constant on entry and that the loop leaves alone). The trip count is then found by running that
 loop control on those constants with the compare's exact semantics: 32-bit wrap-around, signed or
@@ -13,13 +14,13 @@ turns the reasons given here into its refusals.
 """
 from __future__ import annotations
 
+from ..isa.semantics import BindingError, ExactAlgebra, binding
 from .reaching import reaching_defs
 
 MASK = 0xFFFFFFFF
 RELATIONS = ("eq", "lg", "gt", "ge", "lt", "le")
 _MIRROR = {"eq": "eq", "lg": "lg", "gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
-# Adds of a constant to an SGPR: opcode -> sign of the constant.
-_SALU_ADDS = {"s_add_i32": 1, "s_add_u32": 1, "s_addk_i32": 1, "s_sub_i32": -1, "s_sub_u32": -1}
+_EXACT = ExactAlgebra()
 
 
 class NotCounted(Exception):
@@ -62,36 +63,79 @@ def read_compare(program, index: int) -> tuple[str, str, str, int | str]:
 
 def constant_step(ins, reg: str) -> int | None:
     """K when ``ins`` is ``reg = reg + K`` (K as a 32-bit word), else None."""
-    sign = _SALU_ADDS.get(ins.opcode)
-    if sign is None or ins.is_vopd:
+    return constant_add(ins, reg, reg)
+
+
+_PROBES = (0, 0x12345, 0x8000_0000, 0xFFFF_FFF0)  # values of the source register the definition is run at
+
+
+def constant_add(ins, dst: str, src: str) -> int | None:
+    """K when ``ins`` writes ``dst = src + K`` (mod 2**32) for every value of the SGPR ``src``, else None.
+
+    The instruction's definition (:mod:`isalint.isa.semantics`) is run on exact integers at several values
+    of ``src``, every other input being a constant operand: an add, a subtract or ``s_addk_i32`` of a
+    constant moves each value by the same K; anything else does not (or reads a register or SCC)."""
+    if ins.is_vopd or ins.opaque or len(ins.stmts) != 1:
         return None
-    ops = ins.stmts[0].operands
-    if ins.opcode == "s_addk_i32":
-        if len(ops) == 2 and ops[0].text == reg and ops[1].kind == "int":
-            return sext16(int(ops[1].value)) & MASK
+    stmt, info = ins.stmts[0], ins.infos[0]
+    ops = stmt.operands
+    try:
+        b = binding(info.mnemonic if info is not None else stmt.mnemonic, len(ops))
+    except BindingError:
         return None
-    if len(ops) != 3 or ops[0].text != reg:
+    out = next((k for k, slot in enumerate(b.outs) if slot.kind == "operand" and slot.type in ("u32", "i32")
+                and ops[slot.ref].kind == "sgpr" and ops[slot.ref].count == 1 and ops[slot.ref].text == dst), None)
+    if out is None or ins.klass != "salu":
         return None
-    srcs = [ops[1], ops[2]]
-    if sign < 0:  # s_sub: only reg - K
-        if srcs[0].text == reg and srcs[1].kind == "int":
-            return (-int(srcs[1].value)) & MASK
-        return None
-    for x, y in (srcs, srcs[::-1]):
-        if x.text == reg and y.kind == "int":
-            return int(y.value) & MASK
-    return None
+    steps = set()
+    for x in _PROBES:
+        args = []
+        for slot in b.ins:
+            op = ops[slot.ref] if slot.kind in ("operand", "dest") else None
+            if op is None:
+                return None  # reads SCC or EXEC
+            if op.kind == "sgpr" and op.count == 1 and op.text == src:
+                args.append(x)
+            elif op.kind == "int" and slot.kind == "operand":
+                v = int(op.value)
+                if slot.type in ("i16", "u16"):
+                    v = sext16(v) if slot.type == "i16" else v & 0xFFFF
+                args.append(v & MASK)
+            else:
+                return None
+        got = b.op.fn(_EXACT, *args)[out]
+        if got is None:
+            return None
+        steps.add((got - x) & MASK)
+    return steps.pop() if len(steps) == 1 else None
 
 
 def constant_set(ins, reg: str) -> int | None:
-    """The 32-bit constant ``ins`` writes to ``reg`` (``s_mov_b32``, ``s_movk_i32``), else None."""
-    if ins.is_vopd or ins.opcode not in ("s_mov_b32", "s_movk_i32"):
+    """The 32-bit constant ``ins`` writes to ``reg`` from constant operands alone (``s_mov_b32``,
+    ``s_movk_i32``, any SALU opcode whose definition has only constants in: ``s_lshl_b32 s2, 1, 4``), else
+    None."""
+    if ins.is_vopd or ins.opaque or ins.klass != "salu" or len(ins.stmts) != 1:
         return None
-    ops = ins.stmts[0].operands
-    if len(ops) != 2 or ops[0].text != reg or ops[1].kind != "int":
+    stmt, info = ins.stmts[0], ins.infos[0]
+    ops = stmt.operands
+    try:
+        b = binding(info.mnemonic if info is not None else stmt.mnemonic, len(ops))
+    except BindingError:
         return None
-    v = int(ops[1].value)
-    return (sext16(v) if ins.opcode == "s_movk_i32" else v) & MASK
+    out = next((k for k, slot in enumerate(b.outs) if slot.kind == "operand" and slot.type in ("u32", "i32")
+                and ops[slot.ref].kind == "sgpr" and ops[slot.ref].count == 1 and ops[slot.ref].text == reg), None)
+    if out is None:
+        return None
+    args = []
+    for slot in b.ins:
+        op = ops[slot.ref] if slot.kind == "operand" else None
+        if op is None or op.kind != "int":
+            return None
+        v = int(op.value)
+        if slot.type in ("i16", "u16"):
+            v = sext16(v) if slot.type == "i16" else v & 0xFFFF
+        args.append(v & MASK)
+    return b.op.fn(_EXACT, *args)[out]
 
 
 def entry_value(program, cfg, loop, reg: str, what: str | None = None) -> int:

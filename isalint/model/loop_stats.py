@@ -34,7 +34,7 @@ def _is_fma(mnemonic: str) -> bool:
 def loop_name(analysis, loop) -> str | None:
     if loop is None:
         return None
-    return analysis.cfg.blocks[loop.header].label or f"block{loop.header}"
+    return analysis.cfg.loop_name(loop)
 
 
 def simulate_loop(analysis, loop) -> tuple[list[int], Simulation]:

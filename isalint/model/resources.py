@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..hw.occupancy import Occupancy, occupancy_for
+from ..hw.occupancy import MAX_WORKGROUP_SIZE, Occupancy, occupancy_for
 from ..hw.registers import SYSTEM_SGPR_FIELDS, VCC_SGPRS
 from ..records import Record
 from .lanes.lds import ds_shape
@@ -320,6 +320,6 @@ def occupancy(kernel, vgprs: int | None = None, legacy: bool = False, group_size
     meta = kernel.metadata or {}
     group = meta.get(".max_flat_workgroup_size") if group_size is None else group_size
     if not isinstance(group, int) or group <= 0:
-        group = 1024  # the compiler's default flat workgroup size range is 1..1024
+        group = MAX_WORKGROUP_SIZE  # the compiler's default flat workgroup size range is 1..1024
     lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0
     return occupancy_for(n, lds, group, kernel.wave_size, kernel.wgp_mode, legacy)

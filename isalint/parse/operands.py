@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..hw.registers import SGPRS, TTMPS, VGPRS
 from .nodes import SPECIAL_REGISTERS, Modifier, Operand
 
 _REG_ONE = re.compile(r"(v|s|ttmp)(\d+)(\.[lh])?\Z")
@@ -15,8 +16,8 @@ _FUNC = re.compile(r"([A-Za-z_]\w*)\((.*)\)\Z", re.S)
 _MODIFIER = re.compile(r"([A-Za-z_]\w*)(?::(.*))?\Z", re.S)
 
 
-# The register files a gfx11 instruction can name (RDNA3 ISA guide, 3.6 "SGPRs" and "VGPRs").
-REGISTER_LIMITS = {"v": 255, "s": 105, "ttmp": 15}
+# The register files a gfx11 instruction can name (isalint.hw.registers).
+REGISTER_LIMITS = {"v": VGPRS - 1, "s": SGPRS - 1, "ttmp": TTMPS - 1}
 
 
 class OperandError(ValueError):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..hw.occupancy import MAX_WORKGROUP_SIZE
+
 GEMM_ARGS = (("global_buffer", 8), ("global_buffer", 8), ("global_buffer", 8), ("by_value", 4), ("by_value", 4),
              ("by_value", 4))
 
@@ -112,8 +114,8 @@ def geometry(path: str | Path, n: int, grid=None, block=None, required=None) -> 
         gx, gy = (_eval_dim(e, n, where) for e in dims)
         b = entry.get("block")
         if not (isinstance(b, list) and len(b) == 3 and all(isinstance(x, int) and not isinstance(x, bool)
-                                                            and 1 <= x <= 1024 for x in b)):
-            raise GemmError(f"{where}: block must be [X, Y, Z], each 1 to 1024, not {b!r}")
+                                                            and 1 <= x <= MAX_WORKGROUP_SIZE for x in b)):
+            raise GemmError(f"{where}: block must be [X, Y, Z], each 1 to {MAX_WORKGROUP_SIZE}, not {b!r}")
         abi = entry.get("abi", "gemm")
         if abi not in ABIS:
             raise GemmError(f"{where}: abi must be one of {', '.join(ABIS)}, not {abi!r}")

@@ -11,6 +11,7 @@ base. A step only needs its value modulo 2**32 (it is added to a 32-bit offset).
 """
 from __future__ import annotations
 
+from ...hw.registers import SGPRS
 from ...model.affine.poly import Poly
 from .. import FixRefused
 
@@ -44,12 +45,12 @@ class Registers:
         self.ranges = ranges
         self.read: set[str] = set()  # the registers code built from these values reads
         self.words = {}
-        for n in range(106):
+        for n in range(SGPRS):
             w = point.word(f"s{n}")
             if w.kind == "low":
                 self.words[n] = w.poly
         self.pairs = {}
-        for n in range(0, 106, 2):
+        for n in range(0, SGPRS, 2):
             w = point.wide(f"s{n}", f"s{n + 1}")
             if w.known and not w.conds:
                 self.pairs[n] = w.poly

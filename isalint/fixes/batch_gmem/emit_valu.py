@@ -8,6 +8,7 @@ when no VGPR holds it any more, and an SGPR with ``k * atom`` for a uniform fact
 """
 from __future__ import annotations
 
+from ...hw.registers import VGPRS
 from ...model.affine.poly import Poly
 from .. import FixRefused
 from .emit_salu import MASK32, _lit
@@ -37,7 +38,7 @@ class ValuWriter:
     def _holders(self) -> dict[Poly, int]:
         if self._held is None:
             self._held = {}
-            for n in range(256):
+            for n in range(VGPRS):
                 w = self.point.word(f"v{n}")
                 if w.kind == "low" and not self.ev.is_uniform(w.poly) and w.poly not in self._held:
                     self._held[w.poly] = n

@@ -9,6 +9,7 @@ instructions, which is where the bases, the steps and the offsets may live.
 """
 from __future__ import annotations
 
+from ...hw.registers import VGPRS
 from ...model.liveness import Liveness
 from ...model.reaching import reaching_defs
 from ..toolkit import free_registers, rewritten_view, sgpr_budget
@@ -73,5 +74,5 @@ def free_over(program, indices: list[int], ceiling: int) -> tuple[list[int], lis
     ``ceiling``, lowest first."""
     pairs = free_registers(program, indices, "s", count=2, limit=ceiling)
     singles = free_registers(program, indices, "s", limit=ceiling)
-    vgprs = free_registers(program, indices, "v", limit=256)
+    vgprs = free_registers(program, indices, "v", limit=VGPRS)
     return pairs, singles, vgprs

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...hw.registers import VGPRS
 from ...model.affine.poly import Poly
 from .. import FixRefused
 from ..toolkit import Edits, indent_of_text, rewritten_view
@@ -97,9 +98,9 @@ def _attempt(analysis, plan, limits, at: int, after_pre: bool, reads: set[str]) 
 def _offset_registers(plan, combos, free_v: list[int], where: str) -> list[int]:
     """One VGPR per group, free over the loop: the VGPR its setup starts from when that one is free
     (it is then rewritten in place), else one no setup reads."""
-    limit_v = max(plan.kernel.descriptor.get(".amdhsa_next_free_vgpr", 256), 1)
+    limit_v = max(plan.kernel.descriptor.get(".amdhsa_next_free_vgpr", VGPRS), 1)
     held = {n for c in combos if c for n, _ in c[0]}
-    free = [n for n in free_v if n < limit_v] or [n for n in free_v if n < 256]
+    free = [n for n in free_v if n < limit_v] or [n for n in free_v if n < VGPRS]
     out: list[int] = []
     for k, c in enumerate(combos):
         first = c[0][0][0] if c else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...hw.registers import SGPRS
 from ...model.affine.loops import edge_condition
 from ...model.affine.words import Pred
 from ...model.liveness import Liveness
@@ -153,7 +154,7 @@ def _after_hint(program, i: int) -> bool:
 def _mask_register(ev, points: list[int], pred: Pred) -> str | None:
     if not points:
         return None
-    for n in range(106):
+    for n in range(SGPRS):
         reg = f"s{n}"
         if _holds(ev, reg, points[0], pred) and _holds(ev, reg, points[-1], pred):
             return reg

@@ -1,11 +1,12 @@
 """Register counts, the checks on the rewritten text, and the before/after summary."""
 from __future__ import annotations
 
+from ...hw.registers import SGPRS
 from .. import FixRefused
 from ..toolkit import check_no_new_wait_hazards, check_understood, refresh_counts, reparse
 from .select import loads_of, own_blocks
 
-MAX_SGPRS = 106
+MAX_SGPRS = SGPRS
 
 
 def update_counts(text: str, path: str, vgprs: int, sgprs: int) -> str:

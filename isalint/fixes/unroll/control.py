@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.cfg import NoSuchLoop
 from ...model.loop_counter import NotCounted, constant_step, count_trips, entry_value, read_compare, signed
 from .. import FixRefused
 
@@ -46,19 +47,15 @@ def where(program, index: int) -> str:
 
 
 def loop_label(analysis, loop) -> str:
-    return analysis.cfg.blocks[loop.header].label or f"block{loop.header}"
+    return analysis.cfg.loop_name(loop)
 
 
 def select_loop(analysis, label: str | None):
     """The loop named by ``label``, else the hottest innermost loop."""
-    cfg = analysis.cfg
-    if label:
-        loop = cfg.find_loop(label)
-        if loop is None:
-            names = ", ".join(loop_label(analysis, lp) for lp in cfg.loops) or "none"
-            raise FixRefused(f"{analysis.program.path}: no loop headed by label {label} (loops: {names})")
-        return loop
-    loop = cfg.hottest_loop()
+    try:
+        loop = analysis.cfg.select_loop(label)
+    except NoSuchLoop as exc:
+        raise FixRefused(f"{analysis.program.path}: {exc}") from None
     if loop is None:
         raise FixRefused(f"{analysis.program.path}: the kernel has no loop to unroll")
     return loop

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...model.liveness import liveness
-from ...model.loop_counter import constant_step
+from ...model.loop_counter import constant_add
 from ..toolkit import indent_of_text
 from ..toolkit import dsoffset
 from . import waits
@@ -163,26 +163,12 @@ def _fold_salu_add(ins, i: int, state: Deferred, live, em: Emission) -> bool:
     src = ops[0] if ins.opcode == "s_addk_i32" else (ops[1] if ops[1].kind == "sgpr" else ops[2])
     if src.kind != "sgpr" or src.count != 1:
         return False
-    k = constant_step(ins, src.text) if src.text == dst else _salu_sum(ins, src.text)
+    k = constant_add(ins, dst, src.text)
     if k is None:
         return False
     state.set(dst, state.value(src.text).plus(k))
     em.folded_salu += 1
     return True
-
-
-def _salu_sum(ins, src: str) -> int | None:
-    """K when ``ins`` is ``sD = src + K`` (sD another register)."""
-    ops = ins.stmts[0].operands
-    if ins.opcode not in ("s_add_i32", "s_add_u32", "s_sub_i32", "s_sub_u32") or len(ops) != 3:
-        return None
-    a, b = ops[1], ops[2]
-    if ins.opcode.startswith("s_sub"):
-        return (-int(b.value)) & 0xFFFFFFFF if a.text == src and b.kind == "int" else None
-    for x, y in ((a, b), (b, a)):
-        if x.text == src and y.kind == "int":
-            return int(y.value) & 0xFFFFFFFF
-    return None
 
 
 def _fold_valu_add(ins, i: int, state: Deferred, sums: dict, em: Emission, emit, clobber_defs) -> bool:

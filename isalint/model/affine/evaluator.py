@@ -25,20 +25,18 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left
 
+from ...hw.occupancy import MAX_WORKGROUP_SIZE
+from ...isa.mnemonics import CROSS_LANE_MODIFIERS
+from ...isa.semantics import BindingError, binding
+from ..launch import AbiError, sgpr_layout
 from .poly import Poly
-from .semantics import Semantics
-from .words import INT32, MASK32, Atom, Wide, Word, high, low, unknown
+from .semantics import AffineAlgebra
+from .words import INT32, MASK32, W64, Atom, Wide, Word, high, low, unknown
 
 WORKGROUP_ID_LIMIT = 1 << 24  # the bound isalint's lane model assumes for workgroup ids
-_USER_SGPRS = (  # (descriptor flag, SGPRs) in the order the hardware loads user SGPRs
-    (".amdhsa_user_sgpr_private_segment_buffer", 4),
-    (".amdhsa_user_sgpr_dispatch_ptr", 2),
-    (".amdhsa_user_sgpr_queue_ptr", 2),
-    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2),
-    (".amdhsa_user_sgpr_dispatch_id", 2),
-    (".amdhsa_user_sgpr_flat_scratch_init", 2),
-    (".amdhsa_user_sgpr_private_segment_size", 1),
-)
+_WIDE = frozenset({"u64", "i64", "b64", "f64"})
+_FLOATS = frozenset({"f32", "f64"})
+
 _LANE_OPS = {
     "and": lambda x, y: x & y,
     "or": lambda x, y: x | y,
@@ -46,9 +44,14 @@ _LANE_OPS = {
     "lshr": lambda x, y: x >> (y & 31),
     "ashr": lambda x, y: ((x - (1 << 32) if x >> 31 else x) >> (y & 31)) & MASK32,
     "bfe_u": lambda x, y: (x >> (y & 31)) & ((1 << ((y >> 8) & 0x7F)) - 1),
-    "bfe_i": lambda x, y: _sext_field((x >> (y & 31)) & ((1 << ((y >> 8) & 0x7F)) - 1), (y >> 8) & 0x7F),
+    # the signed extract shifts S0.i32 (arithmetic), then sign-extends the field
+    "bfe_i": lambda x, y: _sext_field((_s32(x) >> (y & 31)) & ((1 << ((y >> 8) & 0x7F)) - 1), (y >> 8) & 0x7F),
 }
 _SYMBOL = {"and": "&", "or": "|", "xor": "^", "lshr": ">>", "ashr": ">>>"}
+
+
+def _s32(x: int) -> int:
+    return x - (1 << 32) if x >> 31 & 1 else x
 
 
 def _sext_field(v: int, w: int) -> int:
@@ -74,11 +77,11 @@ class AffineEvaluator:
         self._placeholders: dict[tuple[int, str], Poly] = {}
         self._counters_to_size: list[str] = []  # counter atoms whose trailing zero bits are not known yet
         self._index = -1
-        self.sem = Semantics(self)
+        self.sem = AffineAlgebra(self)
         d = kernel.descriptor if kernel is not None else {}
         md = (kernel.metadata or {}) if kernel is not None else {}
         reqd = md.get(".reqd_workgroup_size")
-        self.threads = int(reqd[0]) if reqd else int(md.get(".max_flat_workgroup_size", 1024))
+        self.threads = int(reqd[0]) if reqd else int(md.get(".max_flat_workgroup_size", MAX_WORKGROUP_SIZE))
         self.workitem_ids = int(d.get(".amdhsa_system_vgpr_workitem_id", 0))
         self.entry_block = self.cfg.block_of[kernel.first] if kernel is not None else 0
         self._blocks = {b for b in range(len(self.cfg.blocks)) if self._in_kernel(b)}
@@ -110,20 +113,19 @@ class AffineEvaluator:
         return {r for b in loop.blocks for r in self._defs[b]}
 
     def _entry_registers(self, d: dict) -> dict[str, Word]:
+        """The kernarg pointer and the workgroup ids on entry (:mod:`isalint.model.launch`)."""
         out: dict[str, Word] = {}
-        n = 0
-        for flag, count in _USER_SGPRS:
-            if d.get(flag, 0):
-                if flag.endswith("kernarg_segment_ptr"):
-                    k = self.make_atom("kernarg", "uniform", "the kernel argument segment address", 0, (1 << 64) - 1)
-                    out[f"s{n}"], out[f"s{n + 1}"] = low(k), high(k)
-                n += count
-        n = d.get(".amdhsa_user_sgpr_count", n)
-        for axis, default in (("x", 1), ("y", 0), ("z", 0)):
-            if d.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
-                out[f"s{n}"] = low(self.make_atom(f"wg_{axis}", "uniform", f"the workgroup id in {axis}", 0,
-                                                  WORKGROUP_ID_LIMIT - 1))
-                n += 1
+        try:
+            layout = sgpr_layout(d)
+        except AbiError:
+            return out
+        n = layout.user.get("kernarg_segment_ptr")
+        if n is not None:
+            k = self.make_atom("kernarg", "uniform", "the kernel argument segment address", 0, (1 << 64) - 1)
+            out[f"s{n}"], out[f"s{n + 1}"] = low(k), high(k)
+        for axis, s in layout.workgroup_id.items():
+            out[f"s{s}"] = low(self.make_atom(f"wg_{axis}", "uniform", f"the workgroup id in {axis}", 0,
+                                              WORKGROUP_ID_LIMIT - 1))
         return out
 
     @staticmethod
@@ -400,39 +402,84 @@ class AffineEvaluator:
         out: dict[str, Word] = {}
         saved, self._index = self._index, ins.index
         try:
-            for stmt, slots in zip(ins.stmts, ins.slots):
-                defs = [r for s in slots if s.role in ("def", "defuse") for r in s.regs]
-                if stmt.mnemonic.startswith("s_") and "scc" in ins.defs and "scc" not in defs:
-                    defs.append("scc")
-                srcs = [s for s in slots if s.role == "use"]
-                src = self._reader(ins, srcs)
-                res = self.sem.evaluate(ins, stmt, slots, defs, src, lambda k: self._wide_operand(ins, srcs, k))
-                out.update(res)
+            for stmt, slots, info in zip(ins.stmts, ins.slots, ins.infos):
+                out.update(self._statement(ins, stmt, slots, info.mnemonic if info is not None else stmt.mnemonic))
         finally:
             self._index = saved
         return out
 
-    def _reader(self, ins, srcs):
-        def src(k: int, part: int = 0) -> Word:
-            if k >= len(srcs):
-                return unknown(f"line {ins.lineno} has no operand {k}")
-            op = srcs[k].operand
-            if op.kind == "int":
-                v = int(op.value)
-                return low(v >> (32 * part) if part else v)
-            if op.kind == "special" and op.file == "null":
-                return low(0)
-            if op.neg or op.abs or op.half or op.kind not in ("vgpr", "sgpr", "special", "ttmp"):
-                return unknown(f"operand '{op.text}' at line {ins.lineno} is not an integer register")
-            regs = srcs[k].regs
-            if part >= len(regs):
-                return unknown(f"operand '{op.text}' at line {ins.lineno} has no word {part}")
-            return self.word(regs[part], ins.index)
-        return src
+    def _statement(self, ins, stmt, slots, opcode: str) -> dict[str, Word]:
+        """The words one statement writes: its definition (isalint.isa.semantics) on words."""
+        defs = [r for s in slots if s.role in ("def", "defuse") for r in s.regs]
+        if any(m.name in CROSS_LANE_MODIFIERS for m in stmt.modifiers):
+            return {r: unknown(f"'{stmt.mnemonic}' at line {ins.lineno} reads other lanes (DPP)") for r in defs}
+        try:
+            b = binding(opcode, len(slots))
+        except BindingError:
+            return {}
+        if b.op.types & _FLOATS:
+            return {}  # not an integer computation: nothing to follow (and its inputs are not read)
+        sem = self.sem
+        args = [self._input(ins, slots, slot) for slot in b.ins]
+        saved = sem.begin(f"'{stmt.mnemonic}' at line {ins.lineno}", ins.lineno, defs)
+        try:
+            results = b.op.fn(sem, *args)
+            compare = [n for n, _ in b.op.outs] == ["SCC"]
+            out: dict[str, Word] = {}
+            for slot, w in zip(b.outs, results):
+                if slot.kind == "operand":
+                    regs = slots[slot.ref].regs
+                elif slot.ref == "VCC":
+                    regs = ["vcc_lo"]
+                elif slot.ref == "SCC" and (compare or w.kind == "carry"):
+                    regs = ["scc"]  # SCC of a compare or a carry; the other SCC results are not followed
+                else:
+                    continue
+                if slot.type == "bit" and regs != ["scc"] and w.kind == "pred":  # VCC.u64[laneId] = S0 REL S1
+                    uniform = self.is_uniform(w.pred.a) and self.is_uniform(w.pred.b)
+                    w = Word("execand", conds=w.conds, pred=w.pred) if uniform else \
+                        unknown(f"the compare at line {ins.lineno} is not wave-uniform")
+                words = [w.lo, w.hi] if isinstance(w, W64) else [w]
+                for r, word in zip(regs, words):
+                    if word.known or not (r.startswith("s") and r[1:].isdigit()):
+                        out[r] = word  # an SGPR left unknown gets an atom of its own (_def_word)
+            return out
+        finally:
+            sem.end(saved)
 
-    def _wide_operand(self, ins, srcs, k: int) -> Wide:
-        src = self._reader(ins, srcs)
-        return self._pair(src(k, 0), src(k, 1), ins.lineno)
+    def _input(self, ins, slots, slot):
+        """The word (or pair of words) of one input of a definition."""
+        if slot.kind == "state":
+            reg = {"SCC": "scc", "VCC": "vcc_lo", "EXEC": "exec_lo"}.get(slot.ref)
+            return self.word(reg, ins.index) if reg else unknown(f"{slot.ref} is not followed")
+        sl = slots[slot.ref]
+        if slot.kind == "dest":
+            if slot.type in _WIDE and len(sl.regs) == 2:
+                return W64(self.word(sl.regs[0], ins.index), self.word(sl.regs[1], ins.index))
+            return self.word(sl.regs[0], ins.index) if sl.regs else unknown(f"line {ins.lineno} has no destination")
+        if slot.type in ("i16", "u16"):  # SIMM16, sign- or zero-extended
+            op = sl.operand
+            if op.kind != "int":
+                return unknown(f"line {ins.lineno} has no immediate")
+            v = int(op.value) & 0xFFFF
+            return low(v - 0x10000 if slot.type == "i16" and v & 0x8000 else v)
+        if slot.type in _WIDE:
+            return W64(self._operand(ins, sl, 0), self._operand(ins, sl, 1))
+        return self._operand(ins, sl, 0)
+
+    def _operand(self, ins, slot, part: int) -> Word:
+        op = slot.operand
+        if op.kind == "int":
+            v = int(op.value)
+            return low(v >> (32 * part) if part else v)
+        if op.kind == "special" and op.file == "null":
+            return low(0)
+        if op.neg or op.abs or op.half or op.kind not in ("vgpr", "sgpr", "special", "ttmp"):
+            return unknown(f"operand '{op.text}' at line {ins.lineno} is not an integer register")
+        regs = slot.regs
+        if part >= len(regs):
+            return unknown(f"operand '{op.text}' at line {ins.lineno} has no word {part}")
+        return self.word(regs[part], ins.index)
 
     def _kernarg_load(self, ins) -> dict[str, Word]:
         slots = ins.slots[0]

@@ -128,37 +128,27 @@ def induction(ev, loop, atom: str) -> tuple[int, int] | str:
 
 
 def counter(ev, loop, atom: str) -> Counter | str:
-    """The counter behind ``atom`` (a counter atom of ``ev``), or why it is not one."""
-    a = ev.atoms[atom]
-    reg = a.reg
-    start = entry_word(ev, loop, reg)
-    if start.kind != "low" or not start.poly.is_const:
-        return f"{reg} does not start the loop at a constant"
-    latches = [p for p in ev.cfg.blocks[loop.header].preds if p in loop.blocks]
+    """The counter behind ``atom`` (a counter atom of ``ev``), or why it is not one: its
+    :func:`induction` and the bound the branches around the loop put on it."""
+    got = induction(ev, loop, atom)
+    if isinstance(got, str):
+        return got
+    start, step = got
+    reg = ev.atoms[atom].reg
     facts = block_facts(ev, loop)
     me = Poly.atom(atom)
-    step = None
     bound = None
     conds: frozenset = frozenset()
-    for latch in latches:
-        nxt = ev.exit_word(latch, reg)
-        if nxt.kind != "low" or not (nxt.poly - me).is_const:
-            return f"{reg} does not change by a constant from one iteration to the next"
-        d = (nxt.poly - me).constant
-        if d <= 0 or (step is not None and d != step):
-            return f"{reg} does not grow by one positive constant per iteration"
-        step = d
+    for latch in (p for p in ev.cfg.blocks[loop.header].preds if p in loop.blocks):
         around = _out(ev, latch, loop.header, facts[latch]) or {}
-        found = _bound_from(ev, nxt.poly, around, me)
+        found = _bound_from(ev, me + step, around, me)
         if found is None:
             return f"no branch bounds {reg} on the way around the loop"
         b, c = found
         if bound is not None and b != bound:
             return f"the back edges bound {reg} differently"
         bound, conds = b, conds | c
-    if step is None:
-        return f"{reg} has no back edge"
-    return Counter(atom, reg, start.poly.constant, step, bound, conds)
+    return Counter(atom, reg, start, step, bound, conds)
 
 
 def _bound_from(ev, nxt: Poly, facts: dict, me: Poly) -> tuple[Poly, frozenset] | None:

@@ -13,6 +13,8 @@ A 32-bit register is a :class:`Word`:
   of it, ``exec & mask`` in VCC), for branch conditions;
 * ``unknown``, with the reason.
 
+A 64-bit value (a register pair) is a :class:`W64` of two words.
+
 Whenever reading a word as an exact integer needs its polynomial to lie in a range (a sign or zero
 extension to 64 bits, the operands of a compare or of a 24-bit multiply, two bit fields that must
 not overlap) the condition is recorded as a :class:`Cond` on the result instead of being assumed.
@@ -105,6 +107,16 @@ class Wide:
     @property
     def known(self) -> bool:
         return self.poly is not None
+
+
+@dataclass(frozen=True)
+class W64:
+    """A 64-bit value as its two words, and its :class:`Wide` when it is known how the words make one
+    (a zero or sign extension, a product, a shift); else :meth:`AffineAlgebra._wide` pairs them."""
+
+    lo: Word
+    hi: Word
+    wide: Wide | None = None
 
 
 @dataclass

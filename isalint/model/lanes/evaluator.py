@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from .. import limits
+from ..launch import AbiError, sgpr_layout
 from ..reaching import block_defs
 from .lds import LdsAccess, lds_access
 from .semantics import InstructionSemantics
@@ -112,17 +113,15 @@ class LaneEvaluator(InstructionSemantics):
         return (mod.int_value() or 0) if mod is not None else 0
 
     def _system_sgprs(self) -> dict[str, tuple[str, int]]:
+        """The SGPRs holding the workgroup ids on entry (:mod:`isalint.model.launch`)."""
         k = self.kernel
         if k is None or not k.descriptor:
             return {}
-        d = k.descriptor
-        n = d.get(".amdhsa_user_sgpr_count", 0)
-        out = {}
-        for axis in "xyz":
-            if d.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", 1 if axis == "x" else 0):
-                out[f"s{n}"] = (f"workgroup_id_{axis}", WORKGROUP_ID_LIMIT - 1)
-                n += 1
-        return out
+        try:
+            layout = sgpr_layout(k.descriptor)
+        except AbiError:
+            return {}
+        return {f"s{s}": (f"workgroup_id_{axis}", WORKGROUP_ID_LIMIT - 1) for axis, s in layout.workgroup_id.items()}
 
     # -- registers -----------------------------------------------------------------
     def value(self, reg: str, index: int) -> Value:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from ...hw.lds_banks import bank_count
+from ...isa.mnemonics import base_mnemonic
 from ...records import Record
-from .semantics import base_mnemonic
 from .values import MASK, Value, unknown
 
 _DS = re.compile(r"^ds_(load|store|read|write)(_2addr)?(_stride64)?_([bui])(8|16|32|64|96|128)(_d16(_hi)?)?$")

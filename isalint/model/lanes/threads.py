@@ -6,6 +6,7 @@ documentation).
 """
 from __future__ import annotations
 
+from ...hw.occupancy import MAX_WORKGROUP_SIZE
 from ...records import Record
 
 
@@ -55,14 +56,14 @@ def thread_layout(kernel, override: tuple[int, int, int] | None = None) -> Threa
     workitem = (kernel.descriptor.get(".amdhsa_system_vgpr_workitem_id", 0) if kernel is not None else 0)
     if dims and len(dims) == 3 and all(isinstance(d, int) and d > 0 for d in dims):
         bx, by, bz = dims
-        t = min(bx * by * bz, 1024)
+        t = min(bx * by * bz, MAX_WORKGROUP_SIZE)
         x = tuple(i % bx for i in range(t))
         y = tuple((i // bx) % by for i in range(t))
         z = tuple(i // (bx * by) for i in range(t))
         return ThreadLayout(t, ws, x, y, z, f"workgroup {bx}x{by}x{bz}")
     flat = meta.get(".max_flat_workgroup_size")
     if workitem == 0 and isinstance(flat, int) and flat > 0:
-        t = max(ws, min(flat, 1024))
+        t = max(ws, min(flat, MAX_WORKGROUP_SIZE))
         return ThreadLayout(t, ws, tuple(range(t)), (0,) * t, (0,) * t,
                             f"{t} work-items along x")
     x = tuple(range(ws))

@@ -11,7 +11,8 @@ completion of memory operations, which makes missing ``s_waitcnt`` visible) and
     >>> res = k.run(Launch(grid=(2, 2, 1), block=(128, 1, 1), args={...}, buffers={...}))
 """
 from .errors import EmulationError, LaunchError, Unimplemented
-from .launch import Kernel, KernelArg, Launch, RunResult, kernel_args, sgpr_layout
+from ...model.launch import KernelArg, Launch, kernel_args
+from .launch import Kernel, RunResult, sgpr_layout
 
 __all__ = ["EmulationError", "LaunchError", "Unimplemented", "Kernel", "KernelArg", "Launch", "RunResult",
            "kernel_args", "sgpr_layout"]

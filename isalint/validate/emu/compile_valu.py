@@ -1,38 +1,33 @@
-"""Compile VALU statements (including VOPD halves and DPP) into closures over a wave group."""
+"""Compile VALU statements (including VOPD halves and DPP) into closures over a wave group.
+
+What each opcode computes is its definition in :mod:`isalint.isa.semantics`, run on
+:data:`.algebra.NP`; this module reads the definition's inputs (with DPP lane selection and the fp32
+input modifiers), writes its outputs (in the active lanes, lane masks packed into SGPRs) and applies
+the denormal mode and the output modifiers (clamp, omod). Packed fp16 math and WMMA are
+:mod:`.packed` and :mod:`.wmma`.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ...isa import lookup as isa_lookup
+from ...isa.mnemonics import base_mnemonic, is_dpp
+from ...isa.semantics import BindingError, binding, definition
+from ...isa.semantics.table import NoDefinition
 from . import packed, wmma
+from .algebra import NP
 from .errors import Unimplemented
-from .fp import fma_f32, flush_denormals
-from .machine import EXEC_LO, F32, I64, LANES, U32, U64, VCC_LO, mask_to_bits
-from .operands import VIEW, scalar_dest, sgpr_index, vector_dest, vector_source
-from .valu import ACCUMULATE, FP_OPS, VOP, apply_output_mods, flush_in, vopc_semantics
+from .fp import flush_denormals
+from .machine import EXEC_LO, F32, LANES, U32, U64, VCC_LO, mask_to_bits
+from .operands import VIEW, scalar_dest, scalar_source, sgpr_index, vector_dest, vector_source
 
 _DPP_KEYS = {"quad_perm", "row_shl", "row_shr", "row_ror", "row_mirror", "row_half_mirror", "row_share",
              "row_xmask", "dpp8", "row_mask", "bank_mask", "bound_ctrl", "fi"}
 _OUTPUT_KEYS = {"clamp", "mul", "div"}
-
-CARRY = {
-    "v_add_co_u32": (lambda a, b, c: a + b, "add"),
-    "v_sub_co_u32": (lambda a, b, c: a - b, "sub"),
-    "v_subrev_co_u32": (lambda a, b, c: b - a, "subrev"),
-    "v_add_co_ci_u32": (None, "add"),
-    "v_sub_co_ci_u32": (None, "sub"),
-    "v_subrev_co_ci_u32": (None, "subrev"),
-}
-
-
-def base_name(mnemonic: str) -> tuple[str, bool]:
-    """('v_add_f32', is_dpp) for v_add_f32_e64_dpp and friends; v_dual_X -> v_X."""
-    m = mnemonic
-    if m.startswith("v_dual_"):
-        return "v_" + m[len("v_dual_"):], False
-    for suf, dpp in (("_e64_dpp", True), ("_e32_dpp", True), ("_dpp", True), ("_e32", False), ("_e64", False)):
-        if m.endswith(suf):
-            return m[: -len(suf)], dpp
-    return m, False
+# the types a definition's inputs are read as: integers raw (a signed operation views them signed),
+# i64 read signed (a literal is sign-extended) and passed on raw
+_READ = {"u32": "u32", "i32": "u32", "b32": "u32", "f32": "f32", "u64": "u64", "b64": "u64", "i64": "i64",
+         "f64": "f64"}
 
 
 class ValuCtx:
@@ -177,286 +172,179 @@ def _output_mods(stmt):
     return clamp, omod
 
 
-def _sources(stmt, ops, types, ctx, dpp):
-    readers = []
-    extra = None
-    for i, (op, t) in enumerate(zip(ops, types)):
-        if i == 0 and dpp:
-            r, extra = _dpp_source(op, t, ctx.nvgpr, stmt)
-            readers.append(r)
-        else:
-            readers.append(vector_source(op, t, ctx.nvgpr))
-    return readers, extra
+def _output_mods_of(stmt, op):
+    """(clamp, omod) to apply to the f32 result, after checking the modifiers the opcode allows."""
+    clamp, omod = _output_mods(stmt)
+    if not clamp and omod is None:
+        return False, None
+    first = op.outs[0][1]
+    if first == "f32":
+        return clamp, omod
+    if omod is None and all(t == "bit" for _, t in op.outs):
+        return False, None  # a compare's clamp only signals on NaN inputs: no result changes
+    raise Unimplemented(f"clamp/output modifier on integer op {stmt.mnemonic}")
 
 
 def valu_parts(stmt, ctx: ValuCtx):
     """(compute, commit): compute(g) reads every source and returns a payload; commit writes it."""
-    base, dpp_form = base_name(stmt.mnemonic)
-    dpp = dpp_form or any(m.name in ("quad_perm", "dpp8") or m.name.startswith("row_") and m.name not in
-                          ("row_mask",) for m in stmt.modifiers)
-    ops = list(stmt.operands)
-    allowed = _OUTPUT_KEYS | (_DPP_KEYS if dpp else set())
-
-    if base in ("v_nop",):
+    base = base_mnemonic(stmt.mnemonic)
+    dpp = is_dpp(stmt.mnemonic) or any(m.name in ("quad_perm", "dpp8") or m.name.startswith("row_") and
+                                       m.name not in ("row_mask",) for m in stmt.modifiers)
+    if base == "v_nop":
         return (lambda g: None), (lambda g, p: None)
     if base in packed.NAMES:
         return packed.packed_parts(stmt, base, ctx, dpp)
     if base in wmma.NAMES:
         return wmma.wmma_parts(stmt, base, ctx, dpp)
+    ops = list(stmt.operands)
+    try:
+        b = binding(stmt.mnemonic, len(ops))
+    except NoDefinition:
+        raise Unimplemented(f"opcode '{stmt.mnemonic}' is not implemented by the emulator") from None
+    except BindingError as exc:
+        raise Unimplemented(str(exc)) from None
+    op = b.op
+    _check_modifiers(stmt, _OUTPUT_KEYS | (_DPP_KEYS if dpp else set()))
+    clamp, omod = _output_mods_of(stmt, op)
+    specs = isa_lookup(stmt.mnemonic).operands_for(len(ops))
+    floats_b32 = any(ops[s.ref].neg or ops[s.ref].abs for s in b.ins if s.kind == "operand" and s.type == "b32")
+    readers, extra = [], None
+    first_operand = True
+    for slot in b.ins:
+        if slot.kind == "operand" and first_operand and dpp:
+            if slot.type == "bit":
+                raise Unimplemented(f"DPP source '{ops[slot.ref].text}' must be a VGPR")
+            r, extra = _dpp_source(ops[slot.ref], _typ(slot.type, floats_b32), ctx.nvgpr, stmt)
+            readers.append(r)
+        else:
+            readers.append(_reader(slot, ops, specs, ctx, floats_b32))
+        first_operand = first_operand and slot.kind != "operand"
+    writers = [_writer(slot, ops, specs, ctx, floats_b32, op.exec_masked) for slot in b.outs]
+    fn = op.fn
+    if ctx.flush_f32 and "f32" in op.types:
+        flush_out = [t == "f32" for _, t in op.outs]
+        inner_fn = fn
 
-    if base in ACCUMULATE or base in VOP:
-        _check_modifiers(stmt, allowed)
-        acc = base in ACCUMULATE
-        dtype, stypes, fn = VOP[ACCUMULATE.get(base, base)]
-        nsrc = len(stypes) - (1 if acc else 0)
-        if len(ops) != 1 + nsrc:
-            raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands")
-        readers, extra = _sources(stmt, ops[1:], stypes, ctx, dpp)
-        if acc:
-            readers.append(vector_source(ops[0], stypes[-1], ctx.nvgpr))
-        write = vector_dest(ops[0], dtype, ctx.nvgpr)
-        fp = ACCUMULATE.get(base, base) in FP_OPS
-        if ctx.flush_f32 and fp:
-            fn = flush_in(fn, len(readers))
-        clamp, omod = _output_mods(stmt)
-        if (clamp or omod is not None) and dtype != "f32":
-            raise Unimplemented(f"clamp/output modifier on integer op {stmt.mnemonic}")
-        if clamp or omod is not None:
-            inner_fn = fn
-            fn = lambda *a: apply_output_mods(inner_fn(*a), clamp, omod)  # noqa: E731
-        return _generic(readers, fn, write, extra)
+        def fn(A, *args):  # noqa: F811 - the definition with denormals flushed in and out
+            res = inner_fn(A, *[flush_denormals(a) if getattr(a, "dtype", None) == F32 else a for a in args])
+            return tuple(flush_denormals(v) if f else v for v, f in zip(res, flush_out))
+    if clamp or omod is not None:
+        unmodified = fn
 
-    if base in CARRY:
-        return _carry(stmt, base, ops, ctx, dpp)
-    if base in ("v_mad_u64_u32", "v_mad_i64_i32"):
-        _check_modifiers(stmt, set())
-        return _mad64(stmt, base, ops, ctx)
-    if base == "v_cndmask_b32":
-        _check_modifiers(stmt, allowed)
-        return _cndmask(stmt, ops, ctx, dpp)
-    if base.startswith("v_cmp"):
-        _check_modifiers(stmt, allowed - {"mul", "div"})
-        return _vopc(stmt, base, ops, ctx, dpp)
-    if base in ("v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32", "v_mbcnt_lo_u32_b32",
-                "v_mbcnt_hi_u32_b32"):
-        _check_modifiers(stmt, set())
-        return _lanes(stmt, base, ops, ctx)
-    raise Unimplemented(f"opcode '{stmt.mnemonic}' is not implemented by the emulator")
+        def fn(A, *args):  # noqa: F811
+            res = unmodified(A, *args)
+            return (apply_output_mods(res[0], clamp, omod),) + tuple(res[1:])
+    return _parts(fn, readers, writers, extra)
 
 
-def _generic(readers, fn, write, extra):
-    n = len(readers)
-    if extra is None:
-        if n == 1:
-            r0, = readers
-            return (lambda g: fn(r0(g))), (lambda g, p: write(g, p))
-        if n == 2:
+def _typ(t: str, floats_b32: bool) -> str:
+    return "f32" if t == "b32" and floats_b32 else _READ[t]
+
+
+def _lane_bits(g):
+    return ((g.S[VCC_LO][:, None] >> LANES) & U32(1)).astype(bool)
+
+
+def _reader(slot, ops, specs, ctx, floats_b32):
+    """``g -> value`` of one input of a VALU definition."""
+    if slot.kind == "state":
+        if slot.ref == "VCC":
+            return _lane_bits
+        if slot.ref == "EXEC":
+            return lambda g: g.S[EXEC_LO]
+        raise Unimplemented(f"{slot.ref} as a vector source")
+    op = ops[slot.ref]
+    if slot.type == "bit":
+        return _lane_mask_reader(op)
+    typ = _typ(slot.type, floats_b32)
+    if specs[slot.ref].kind in ("sgpr", "ssrc") and slot.kind == "operand":
+        return scalar_source(op, typ)
+    r = vector_source(op, typ, ctx.nvgpr)
+    if typ == "i64":
+        return lambda g: r(g).view(U64)
+    return r
+
+
+def _writer(slot, ops, specs, ctx, floats_b32, exec_masked):
+    """``(g, value, mask or None)`` writing one output of a VALU definition."""
+    if slot.type == "bit":
+        if slot.kind == "state" and slot.ref == "EXEC":
+            def wexec(g, v, mask):
+                m = g.mask if mask is None else mask
+                g.S[EXEC_LO] = mask_to_bits(np.broadcast_to(v, m.shape) & m)
+                g.update_exec()
+            return wexec
+        if slot.kind == "state":
+            def wvcc(g, v, mask):
+                m = g.mask if mask is None else mask
+                g.S[VCC_LO] = mask_to_bits(np.broadcast_to(v, m.shape) & m)
+            return wvcc
+        w = scalar_dest(ops[slot.ref], "u32")
+
+        def wbits(g, v, mask):
+            m = g.mask if mask is None else mask
+            w(g, mask_to_bits(np.broadcast_to(v, m.shape) & m))
+        return wbits
+    if slot.kind == "state":
+        raise Unimplemented(f"{slot.ref} as a vector destination")
+    op = ops[slot.ref]
+    typ = _typ(slot.type, floats_b32)
+    if specs[slot.ref].kind == "sgpr":
+        w = scalar_dest(op, typ)
+        return lambda g, v, mask: w(g, v)
+    write = vector_dest(op, typ, ctx.nvgpr)
+    if not exec_masked:
+        n = op.first
+        view = VIEW[typ]
+
+        def wall(g, v, mask):
+            g.V[n][...] = np.asarray(v, view).view(U32)
+        return wall
+    return write
+
+
+def _parts(fn, readers, writers, extra):
+    """(compute, commit) of a bound definition; the payload is (results, DPP lane mask or None)."""
+    if extra is None and len(writers) == 1:
+        (w0,) = writers
+
+        def commit1(g, p):
+            w0(g, p[0], None)
+        if len(readers) == 1:
+            (r0,) = readers
+            return (lambda g: fn(NP, r0(g))), commit1
+        if len(readers) == 2:
             r0, r1 = readers
-            return (lambda g: fn(r0(g), r1(g))), (lambda g, p: write(g, p))
-        if n == 3:
+            return (lambda g: fn(NP, r0(g), r1(g))), commit1
+        if len(readers) == 3:
             r0, r1, r2 = readers
-            return (lambda g: fn(r0(g), r1(g), r2(g))), (lambda g, p: write(g, p))
-        return (lambda g: fn(*[r(g) for r in readers])), (lambda g, p: write(g, p))
-
-    def compute(g):
-        return fn(*[r(g) for r in readers]), g.mask & extra(g)
-
-    def commit(g, p):
-        write(g, p[0], p[1])
-    return compute, commit
-
-
-def _carry(stmt, base, ops, ctx, dpp):
-    _check_modifiers(stmt, {"clamp"} | (_DPP_KEYS if dpp else set()))
-    if stmt.modifier("clamp") is not None:
-        raise Unimplemented(f"clamp on {stmt.mnemonic}")
-    with_ci = "_ci_" in base
-    want = 5 if with_ci else 4
-    if len(ops) != want:
-        raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands (expected {want}, carry operands written)")
-    dst, cdst, a, b = ops[0], ops[1], ops[2], ops[3]
-    cin = ops[4] if with_ci else None
-    (ra, rb), extra = _sources(stmt, [a, b], ("u32", "u32"), ctx, dpp)
-    rc = _lane_mask_reader(cin) if with_ci else None
-    write = vector_dest(dst, "u32", ctx.nvgpr)
-    wmask = scalar_dest(cdst, "u32")
-    kind = CARRY[base][1]
-
-    def compute(g):
-        x = ra(g).astype(U64)
-        y = rb(g).astype(U64)
-        c = rc(g).astype(U64) if with_ci else U64(0)
-        if kind == "add":
-            t = x + y + c
-            carry = t >= U64(1 << 32)
-        elif kind == "sub":
-            t = x - y - c
-            carry = (y + c) > x
-        else:
-            t = y - x - c
-            carry = (x + c) > y
-        mask = g.mask if extra is None else g.mask & extra(g)
-        t, carry = np.broadcast_arrays(t, carry)
-        return t.astype(U32), carry & mask, mask
-
-    def commit(g, p):
-        write(g, p[0], None if extra is None else p[2])
-        wmask(g, mask_to_bits(p[1]))
-    return compute, commit
-
-
-def _mad64(stmt, base, ops, ctx):
-    if len(ops) != 5:
-        raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands")
-    dst, cdst, a, b, c = ops
-    signed = base == "v_mad_i64_i32"
-    t32, t64 = ("i32", "i64") if signed else ("u32", "u64")
-    ra = vector_source(a, t32, ctx.nvgpr)
-    rb = vector_source(b, t32, ctx.nvgpr)
-    rc = vector_source(c, t64, ctx.nvgpr)
-    write = vector_dest(dst, t64, ctx.nvgpr)
-    wmask = scalar_dest(cdst, "u32")
-
-    def compute(g):
-        if signed:
-            p = ra(g).astype(I64) * rb(g).astype(I64)
-            cc = rc(g)
-            s = p + cc
-            overflow = (np.signbit(p) == np.signbit(cc)) & (np.signbit(s) != np.signbit(p))
-            carry = np.signbit(s) ^ overflow  # bit 64 of the 65-bit two's complement sum
-        else:
-            p = ra(g).astype(U64) * rb(g).astype(U64)
-            cc = rc(g)
-            s = p + cc
-            carry = s < cc
-        s, carry = np.broadcast_arrays(s, carry)
-        return s, carry & g.mask
-
-    def commit(g, p):
-        write(g, p[0])
-        wmask(g, mask_to_bits(p[1]))
-    return compute, commit
-
-
-def _cndmask(stmt, ops, ctx, dpp):
-    if len(ops) == 3:
-        cond = None
-    elif len(ops) == 4:
-        cond = ops[3]
-    else:
-        raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands")
-    typ = "f32" if any(o.neg or o.abs for o in ops[1:3]) else "u32"
-    (r0, r1), extra = _sources(stmt, ops[1:3], (typ, typ), ctx, dpp)
-    if cond is None:
-        rc = lambda g: ((g.S[VCC_LO][:, None] >> LANES) & U32(1)).astype(bool)  # noqa: E731
-    else:
-        rc = _lane_mask_reader(cond)
-    write = vector_dest(ops[0], typ, ctx.nvgpr)
-
-    def compute(g):
-        v = np.where(rc(g), r1(g), r0(g))
-        return v, (None if extra is None else g.mask & extra(g))
-
-    def commit(g, p):
-        write(g, p[0], p[1])
-    return compute, commit
-
-
-def _vopc(stmt, base, ops, ctx, dpp):
-    sem = vopc_semantics(base)
-    if sem is None:
-        raise Unimplemented(f"opcode '{stmt.mnemonic}' is not implemented by the emulator")
-    (ta, tb), fn = sem
-    cmpx = base.startswith("v_cmpx")
-    if cmpx:
-        dst = None
-        srcs = ops
-    else:
-        if len(ops) == 3:
-            dst, srcs = ops[0], ops[1:]
-        elif len(ops) == 2:
-            dst, srcs = None, ops  # e32 with the implicit vcc_lo left out
-        else:
-            raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands")
-    if len(srcs) != 2:
-        raise Unimplemented(f"{stmt.mnemonic} with {len(ops)} operands")
-    (ra, rb), extra = _sources(stmt, srcs, (ta, tb), ctx, dpp)
-    if ctx.flush_f32 and ta == "f32":
-        inner = fn
-        fn = lambda a, b: inner(flush_denormals(a), b if tb != "f32" else flush_denormals(b))  # noqa: E731
-    if cmpx:
-        def commit(g, p):
-            g.S[EXEC_LO] = mask_to_bits(p)
-            g.update_exec()
-    else:
-        w = scalar_dest(dst, "u32") if dst is not None else None
+            return (lambda g: fn(NP, r0(g), r1(g), r2(g))), commit1
+    if extra is None:
+        def compute(g):
+            return fn(NP, *[r(g) for r in readers])
 
         def commit(g, p):
-            bits = mask_to_bits(p)
-            if w is None:
-                g.S[VCC_LO] = bits
-            else:
-                w(g, bits)
-
-    def compute(g):
-        r = fn(ra(g), rb(g))
-        mask = g.mask if extra is None else g.mask & extra(g)
-        return np.broadcast_to(r, mask.shape) & mask
-    return compute, commit
-
-
-def _lanes(stmt, base, ops, ctx):
-    if base == "v_readfirstlane_b32":
-        w = scalar_dest(ops[0], "u32")
-        r = vector_source(ops[1], "u32", ctx.nvgpr)
-
-        def compute(g):
-            v = np.broadcast_to(r(g), g.mask.shape)
-            first = np.where(g.mask.any(axis=1), g.mask.argmax(axis=1), 0)
-            return v[np.arange(v.shape[0]), first]
-        return compute, (lambda g, p: w(g, p))
-    if base == "v_readlane_b32":
-        w = scalar_dest(ops[0], "u32")
-        r = vector_source(ops[1], "u32", ctx.nvgpr)
-        from .operands import scalar_source
-        lane = scalar_source(ops[2], "u32")
-
-        def compute(g):
-            v = np.broadcast_to(r(g), g.mask.shape)
-            ln = np.broadcast_to(lane(g) & U32(31), (v.shape[0],)).astype(np.int64)
-            return v[np.arange(v.shape[0]), ln]
-        return compute, (lambda g, p: w(g, p))
-    if base == "v_writelane_b32":
-        from .operands import scalar_source
-        if ops[0].kind != "vgpr":
-            raise Unimplemented("v_writelane_b32 destination must be a VGPR")
-        n = ops[0].first
-        val = scalar_source(ops[1], "u32")
-        lane = scalar_source(ops[2], "u32")
-
-        def compute(g):
-            W = g.waves.size
-            return (np.broadcast_to(val(g), (W,)).copy(),
-                    np.broadcast_to(lane(g) & U32(31), (W,)).astype(np.int64))
-
-        def commit(g, p):
-            g.V[n][np.arange(p[0].size), p[1]] = p[0]
+            for w, v in zip(writers, p):
+                w(g, v, None)
         return compute, commit
-    # v_mbcnt_lo/hi: count the mask bits below this lane (lo: bits 0..31; hi: wave32 has none)
-    r0 = vector_source(ops[1], "u32", ctx.nvgpr)
-    r1 = vector_source(ops[2], "u32", ctx.nvgpr)
-    write = vector_dest(ops[0], "u32", ctx.nvgpr)
-    below = ((U64(1) << LANES.astype(U64)) - U64(1)).astype(U32)
-    hi = base == "v_mbcnt_hi_u32_b32"
 
-    def compute(g):
-        if hi:
-            return np.broadcast_to(r1(g), g.mask.shape).astype(U32)
-        m = np.broadcast_to(r0(g), g.mask.shape) & below
-        cnt = np.unpackbits(np.ascontiguousarray(m).view(np.uint8).reshape(m.shape + (4,)), axis=-1).sum(
-            axis=-1, dtype=U32)
-        return cnt + r1(g)
-    return compute, (lambda g, p: write(g, p))
+    def compute_dpp(g):
+        return fn(NP, *[r(g) for r in readers]), g.mask & extra(g)
+
+    def commit_dpp(g, p):
+        vals, mask = p
+        for w, v in zip(writers, vals):
+            w(g, v, mask)
+    return compute_dpp, commit_dpp
+
+
+def apply_output_mods(value, clamp: bool, omod: float | None):
+    v = np.asarray(value, F32)
+    if omod is not None:
+        v = (v * F32(omod)).astype(F32)
+    if clamp:
+        v = np.where(np.isnan(v), F32(0), np.clip(v, F32(0), F32(1))).astype(F32)
+    return v
 
 
 def fast_fmac(stmt, ctx: ValuCtx):
@@ -471,9 +359,10 @@ def fast_fmac(stmt, ctx: ValuCtx):
     rb = vector_source(b, "f32", ctx.nvgpr)
     vector_source(d, "f32", ctx.nvgpr)
     n = d.first
+    fn = definition("v_fmac_f32").fn
 
     def compute(g):
-        return fma_f32(ra(g), rb(g), g.V[n].view(F32)).view(U32)
+        return fn(NP, ra(g), rb(g), g.V[n].view(F32))[0].view(U32)
 
     def commit(g, p):
         if g.full:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...hw.registers import SGPRS, VCC_SGPRS, VGPRS
 from .launch import Kernel
 from .machine import EXEC_LO, I64, NSGPR, U8, U32, Group, Machine
 
@@ -37,7 +38,7 @@ snippet:
 """
 
 
-def kernel_text(body: str, *, nvgpr: int = 256, nsgpr: int = 104, lds: int = 0, private: int = 0,
+def kernel_text(body: str, *, nvgpr: int = VGPRS, nsgpr: int = SGPRS - VCC_SGPRS, lds: int = 0, private: int = 0,
                 denorm: int = 3) -> str:
     lines = "\n".join("\t" + ln.strip() if ln.strip() and not ln.strip().endswith(":") else ln.strip()
                       for ln in body.strip("\n").splitlines())
@@ -77,7 +78,7 @@ def _fill(shape, value, dtype):
 
 def run_snippet(body: str, *, vgprs: dict | None = None, sgprs: dict | None = None, exec_mask=0xFFFF_FFFF,
                 scc=False, waves: int = 1, waves_per_group: int | None = None, lds: bytes | np.ndarray | None = None,
-                lds_size: int = 0, denorm: int = 3, nvgpr: int = 256, latency=None, seed: int = 0,
+                lds_size: int = 0, denorm: int = 3, nvgpr: int = VGPRS, latency=None, seed: int = 0,
                 private: int = 0, path: str = "<snippet>", buffers: dict | None = None,
                 max_steps: int = 1_000_000) -> SnippetState:
     """Execute ``body`` (instructions, one per line) on ``waves`` waves and return the final state.

@@ -1,21 +1,9 @@
 """Launching a kernel of a parsed program: ABI set-up, compilation and the scheduler.
 
-Initial wave state follows the kernel descriptor (LLVM AMDGPUUsage, "Initial Kernel Execution
-State"; RDNA3 ISA guide, 3.x "Initial wave state"):
-
-* User SGPRs are filled from s0 upwards in this fixed order, each only when its
-  ``.amdhsa_user_sgpr_*`` directive is 1: private segment buffer (4), dispatch ptr (2), queue ptr
-  (2), kernarg segment ptr (2), dispatch id (2), flat scratch init (2), private segment size (1).
-* ``.amdhsa_user_sgpr_count`` is how many SGPRs the user part occupies; it may exceed the enabled
-  fields (kernel5.s says 14 with only the kernarg pointer enabled: s0:1 hold the pointer, s2..s13
-  are reserved). System SGPRs start right after it: workgroup id X, Y, Z (each when its
-  ``.amdhsa_system_sgpr_workgroup_id_*`` is 1; X defaults to 1), workgroup info, then the
-  private segment wave offset when ``.amdhsa_enable_private_segment`` is 1.  So kernel5's
-  ``s14``/``s15`` are the workgroup ids X/Y.
-* VGPR0 holds the work-item ids packed as X in bits 9:0, Y in 19:10, Z in 29:20 (gfx11 always packs);
-  ``.amdhsa_system_vgpr_workitem_id`` N enables X (0), X and Y (1) or all three (2).
-* EXEC has one bit per live lane; everything else starts as seeded garbage, so a kernel that reads a
-  register (or LDS) it never wrote gets a value no correct kernel depends on.
+The initial wave state and the kernel argument segment follow :mod:`isalint.model.launch` (user and
+system SGPRs from the kernel descriptor, work-item ids packed in VGPR0). EXEC has one bit per live
+lane; everything else starts as seeded garbage, so a kernel that reads a register (or LDS) it never
+wrote gets a value no correct kernel depends on.
 """
 from __future__ import annotations
 
@@ -25,103 +13,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...hw.occupancy import LDS_BYTES, MAX_WORKGROUP_SIZE
+from ...hw.registers import VGPRS
+from ...isa.mnemonics import base_mnemonic
+from ...model import launch as abi
+from ...model.launch import Launch, kernel_args
 from ...records import replace
 from .compile_mem import MemCtx, ds, smem, vmem
 from .compile_salu import control, salu
-from .compile_valu import ValuCtx, base_name, fast_fmac, valu_parts
+from .compile_valu import ValuCtx, fast_fmac, valu_parts
 from .errors import EmulationError, LaunchError, Unimplemented
-from .machine import (EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine)
-
-USER_SGPR_FIELDS = (
-    (".amdhsa_user_sgpr_private_segment_buffer", 4, "private_segment_buffer"),
-    (".amdhsa_user_sgpr_dispatch_ptr", 2, "dispatch_ptr"),
-    (".amdhsa_user_sgpr_queue_ptr", 2, "queue_ptr"),
-    (".amdhsa_user_sgpr_kernarg_segment_ptr", 2, "kernarg_segment_ptr"),
-    (".amdhsa_user_sgpr_dispatch_id", 2, "dispatch_id"),
-    (".amdhsa_user_sgpr_flat_scratch_init", 2, "flat_scratch_init"),
-    (".amdhsa_user_sgpr_private_segment_size", 1, "private_segment_size"),
-)
+from .machine import EXEC_LO, I64, NSGPR, STOP_BARRIER, STOP_SPLIT, U8, U32, Group, Machine
 
 
-@dataclass
-class SgprLayout:
-    user: dict[str, int]  # field -> first SGPR
-    user_count: int
-    workgroup_id: dict[str, int]  # "x"/"y"/"z" -> SGPR
-    workgroup_info: int | None
-    wave_offset: int | None
-    workitem_dims: int  # 1..3
-
-
-def sgpr_layout(descriptor: dict[str, int]) -> SgprLayout:
-    user: dict[str, int] = {}
-    n = 0
-    for directive, size, name in USER_SGPR_FIELDS:
-        if descriptor.get(directive, 0):
-            user[name] = n
-            n += size
-    count = descriptor.get(".amdhsa_user_sgpr_count", n)
-    if count < n:
-        raise LaunchError(f".amdhsa_user_sgpr_count {count} is smaller than the {n} SGPRs the enabled user "
-                          "SGPR fields need")
-    s = count
-    wg: dict[str, int] = {}
-    for axis, default in (("x", 1), ("y", 0), ("z", 0)):
-        if descriptor.get(f".amdhsa_system_sgpr_workgroup_id_{axis}", default):
-            wg[axis] = s
-            s += 1
-    info = None
-    if descriptor.get(".amdhsa_system_sgpr_workgroup_info", 0):
-        info = s
-        s += 1
-    wave_off = None
-    if descriptor.get(".amdhsa_enable_private_segment", 0) or descriptor.get(
-            ".amdhsa_system_sgpr_private_segment_wavefront_offset", 0):
-        wave_off = s
-        s += 1
-    dims = descriptor.get(".amdhsa_system_vgpr_workitem_id", 0) + 1
-    return SgprLayout(user, count, wg, info, wave_off, dims)
-
-
-@dataclass
-class KernelArg:
-    index: int
-    name: str
-    offset: int
-    size: int
-    kind: str  # global_buffer | by_value | hidden_* | ...
-
-
-def kernel_args(kernel) -> list[KernelArg]:
-    md = kernel.metadata or {}
-    out = []
-    for i, a in enumerate(md.get(".args", []) or []):
-        out.append(KernelArg(i, str(a.get(".name", f"arg{i}")), int(a.get(".offset", 0)), int(a.get(".size", 0)),
-                             str(a.get(".value_kind", "by_value"))))
-    return out
-
-
-@dataclass
-class Launch:
-    grid: tuple[int, int, int]  # workgroups
-    block: tuple[int, int, int]  # work-items per workgroup
-    args: dict  # arg name or index -> int/float/bytes or a buffer name (str) for pointers
-    buffers: dict[str, np.ndarray] = field(default_factory=dict)  # name -> initial contents
-    # run only these workgroup ids of the grid (a sample of a launch too large to emulate whole); the
-    # kernel still sees the whole grid (its dispatch packet and hidden arguments)
-    workgroups: tuple[tuple[int, int, int], ...] | None = None
-
-    def workgroup_ids(self) -> list[tuple[int, int, int]]:
-        """The workgroups this launch runs, in the order the hardware would dispatch them."""
-        gx, gy, gz = self.grid
-        if self.workgroups is None:
-            return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
-        return list(self.workgroups)
-
-    def workgroup_count(self) -> int:
-        """How many workgroups this launch runs (without listing a whole grid's)."""
-        gx, gy, gz = self.grid
-        return gx * gy * gz if self.workgroups is None else len(self.workgroups)
+def sgpr_layout(descriptor: dict[str, int]) -> abi.SgprLayout:
+    """:func:`isalint.model.launch.sgpr_layout`, a mismatch raised as a :class:`LaunchError`."""
+    try:
+        return abi.sgpr_layout(descriptor)
+    except abi.AbiError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def _detach(payload):
@@ -201,10 +111,10 @@ class Kernel:
         if not d.get(".amdhsa_wavefront_size32", 1):
             raise LaunchError("wave64 kernels are not emulated (only wave32)", self.path)
         self.nvgpr = d.get(".amdhsa_next_free_vgpr") or self._max_vgpr()
-        if not 0 <= self.nvgpr <= 256:
-            raise LaunchError(f".amdhsa_next_free_vgpr {self.nvgpr}: a gfx11 wave has 256 VGPRs", self.path)
+        if not 0 <= self.nvgpr <= VGPRS:
+            raise LaunchError(f".amdhsa_next_free_vgpr {self.nvgpr}: a gfx11 wave has {VGPRS} VGPRs", self.path)
         self.lds_size = d.get(".amdhsa_group_segment_fixed_size", 0)
-        if not 0 <= self.lds_size <= 65536:
+        if not 0 <= self.lds_size <= LDS_BYTES:
             raise LaunchError(f".amdhsa_group_segment_fixed_size {self.lds_size}: a workgroup has at most 64 KiB "
                               "of LDS", self.path)
         self.private_size = d.get(".amdhsa_private_segment_fixed_size", 0)
@@ -268,7 +178,7 @@ class Kernel:
         if ins.is_vopd:
             parts = []
             for stmt in stmts:
-                base, _ = base_name(stmt.mnemonic)
+                base = base_mnemonic(stmt.mnemonic)
                 p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
                 parts.append(p or valu_parts(stmt, vctx))
             (cx, wx), (cy, wy) = parts
@@ -293,7 +203,7 @@ class Kernel:
         stmt = stmts[0]
         klass = ins.klass
         if klass in ("valu", "trans"):
-            base, _ = base_name(stmt.mnemonic)
+            base = base_mnemonic(stmt.mnemonic)
             p = fast_fmac(stmt, vctx) if base == "v_fmac_f32" else None
             c, w = p or valu_parts(stmt, vctx)
             return lambda g: w(g, c(g))
@@ -325,53 +235,11 @@ class Kernel:
 
     # -- launching ----------------------------------------------------------------------
     def build_kernarg(self, mem, launch: Launch, addresses: dict[str, int]) -> bytes:
-        buf = bytearray(max(16, (self.kernarg_size + 15) // 16 * 16))
-        used = set()
-        for a in self.args:
-            key = a.name if a.name in launch.args else (a.index if a.index in launch.args else None)
-            if key is None and f"arg{a.index}" in launch.args:
-                key = f"arg{a.index}"
-            if a.kind.startswith("hidden_"):
-                val = self._hidden(a.kind, launch)
-                buf[a.offset:a.offset + a.size] = int(val).to_bytes(8, "little")[:a.size]
-                continue
-            if key is None:
-                raise LaunchError(f"no value for kernel argument {a.name} (#{a.index}, {a.kind}, {a.size} bytes)",
-                                  self.path)
-            used.add(key)
-            val = launch.args[key]
-            if a.kind in ("global_buffer", "dynamic_shared_pointer") or (isinstance(val, str)):
-                if isinstance(val, str):
-                    if val not in addresses:
-                        raise LaunchError(f"argument {a.name} names an unknown buffer {val}", self.path)
-                    val = addresses[val]
-                raw = int(val).to_bytes(8, "little")[:a.size]
-            elif isinstance(val, (bytes, bytearray)):
-                raw = bytes(val)
-            elif isinstance(val, float) or isinstance(val, np.floating):
-                raw = struct.pack("<f" if a.size == 4 else "<d", float(val))
-            else:
-                raw = (int(val) & ((1 << (8 * a.size)) - 1)).to_bytes(a.size, "little")
-            if len(raw) != a.size:
-                raise LaunchError(f"argument {a.name} takes {a.size} bytes, got {len(raw)}", self.path)
-            buf[a.offset:a.offset + a.size] = raw
-        extra = set(launch.args) - used
-        if extra:
-            names = ", ".join(str(x) for x in sorted(extra, key=str))
-            have = ", ".join(a.name for a in self.args if not a.kind.startswith("hidden_"))
-            raise LaunchError(f"unknown kernel argument(s) {names} (the kernel takes: {have})", self.path)
-        return bytes(buf)
-
-    @staticmethod
-    def _hidden(kind: str, launch: Launch) -> int:
-        g, b = launch.grid, launch.block
-        table = {
-            "hidden_block_count_x": g[0], "hidden_block_count_y": g[1], "hidden_block_count_z": g[2],
-            "hidden_group_size_x": b[0], "hidden_group_size_y": b[1], "hidden_group_size_z": b[2],
-            "hidden_remainder_x": 0, "hidden_remainder_y": 0, "hidden_remainder_z": 0,
-            "hidden_grid_dims": 3 if g[2] > 1 else (2 if g[1] > 1 else 1),
-        }
-        return table.get(kind, 0)
+        try:
+            segment, _ = abi.kernarg_segment(self.args, launch, addresses, self.kernarg_size)
+        except abi.AbiError as exc:
+            raise LaunchError(str(exc), self.path) from None
+        return segment
 
     def run(self, launch: Launch, *, seed: int = 0, latency=(64, 4096), max_waves: int = 256,
             max_steps: int = 50_000_000) -> RunResult:
@@ -417,10 +285,10 @@ class Kernel:
         mfw = md.get(".max_flat_workgroup_size")
         for launch in launches:
             gx, gy, gz = launch.grid
-            if threads < 1 or threads > 1024 or min(gx, gy, gz) < 1:
+            if threads < 1 or threads > MAX_WORKGROUP_SIZE or min(gx, gy, gz) < 1:
                 raise LaunchError(f"bad launch: grid {launch.grid}, block {launch.block}", self.path)
-            if bx > 1024 or by > 1024 or bz > 1024:
-                raise LaunchError("a block dimension exceeds 1024", self.path)
+            if max(bx, by, bz) > MAX_WORKGROUP_SIZE:
+                raise LaunchError(f"a block dimension exceeds {MAX_WORKGROUP_SIZE}", self.path)
             if mfw and threads > int(mfw):
                 raise LaunchError(f"block of {threads} threads exceeds the kernel's .max_flat_workgroup_size {mfw}",
                                   self.path)
@@ -465,7 +333,12 @@ class Kernel:
 
     def _check_memory(self, launches: list[Launch], waves_per_wg: int, per_batch: int) -> None:
         """LaunchError when the launches' scratch, LDS, registers and heap do not fit in memory."""
-        from ..memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, WORKGROUP_BYTES, TooLarge, require
+        from ..memory_budget import (
+            EMULATOR_BYTES_PER_BUFFER_BYTE,
+            WORKGROUP_BYTES,
+            TooLarge,
+            require,
+        )
 
         n_wg = sum(l.workgroup_count() for l in launches)
         buffers = sum(int(getattr(b, "nbytes", 0)) for l in launches for b in l.buffers.values())
@@ -509,31 +382,12 @@ class Kernel:
         exec_bits = np.packbits(live, axis=-1, bitorder="little").view(U32).reshape(wpw)
         wg_index = np.repeat(np.arange(len(batch)), wpw)
         V[0] = np.tile(packed, (len(batch), 1))
-        user = lay.user
         for w in range(W):
-            k, (wx, wy, wz) = batch[wg_index[w]]
+            k, wg = batch[wg_index[w]]
             karg_addr, pkt_addr, queue_addr = addrs[k]
-            if "kernarg_segment_ptr" in user:
-                s = user["kernarg_segment_ptr"]
-                S[s, w], S[s + 1, w] = karg_addr & 0xFFFF_FFFF, karg_addr >> 32
-            if "dispatch_ptr" in user:
-                s = user["dispatch_ptr"]
-                S[s, w], S[s + 1, w] = pkt_addr & 0xFFFF_FFFF, pkt_addr >> 32
-            if "queue_ptr" in user:
-                s = user["queue_ptr"]
-                S[s, w], S[s + 1, w] = queue_addr & 0xFFFF_FFFF, queue_addr >> 32
-            if "dispatch_id" in user:
-                s = user["dispatch_id"]
-                S[s, w] = S[s + 1, w] = 0
-            if "private_segment_size" in user:
-                S[user["private_segment_size"], w] = self.private_size
-            for axis, val in zip("xyz", (wx, wy, wz)):
-                if axis in lay.workgroup_id:
-                    S[lay.workgroup_id[axis], w] = val
-            if lay.workgroup_info is not None:
-                S[lay.workgroup_info, w] = 0
-            if lay.wave_offset is not None:
-                S[lay.wave_offset, w] = 0
+            pointers = {"kernarg_segment_ptr": karg_addr, "dispatch_ptr": pkt_addr, "queue_ptr": queue_addr}
+            for s, value in abi.initial_sgprs(lay, wg, pointers, self.private_size).items():
+                S[s, w] = value
         S[EXEC_LO] = np.tile(exec_bits, len(batch))
         S[EXEC_LO + 1] = 0
         lds_stride = (self.lds_size + 3) // 4 * 4

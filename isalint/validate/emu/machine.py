@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...hw.registers import EXEC_HI, EXEC_LO, M0, NULL, SCALAR_OPERANDS, TTMP0, VCC_HI, VCC_LO  # noqa: F401
 from .errors import EmulationError
 
 U8 = np.uint8
@@ -30,12 +31,7 @@ I64 = np.int64
 F32 = np.float32
 F64 = np.float64
 
-NSGPR = 128
-VCC_LO, VCC_HI = 106, 107
-TTMP0 = 108
-NULL = 124
-M0 = 125
-EXEC_LO, EXEC_HI = 126, 127
+NSGPR = SCALAR_OPERANDS  # the scalar state of a wave, indexed by scalar operand number
 LANES = np.arange(32, dtype=U32)
 ALL_ONES = U32(0xFFFF_FFFF)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...isa.constants import ConstantError, constant_bits
 from .errors import EmulationError, Unimplemented
-from .fp import f32_bits, f64_bits
 from .machine import EXEC_HI, EXEC_LO, F32, F64, I32, I64, M0, NULL, TTMP0, U32, U64, VCC_HI, VCC_LO
 
 WIDE = {"u64", "i64", "f64", "b64"}
@@ -26,8 +26,6 @@ SPECIAL_INDEX = {
     "vcc_lo": VCC_LO, "vcc_hi": VCC_HI, "vcc": VCC_LO, "exec_lo": EXEC_LO, "exec_hi": EXEC_HI,
     "exec": EXEC_LO, "m0": M0, "null": NULL,
 }
-_INLINE_F = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0}
-_INV_2PI = 0.15915494309189535
 
 
 class OperandError(EmulationError):
@@ -50,31 +48,12 @@ def sgpr_index(op) -> int:
 
 
 def const_bits(op, typ: str) -> int:
-    """Bit pattern (32 or 64 bits) of a constant operand for an operand of type ``typ``."""
-    wide = typ in WIDE
-    if op.kind == "int":
-        v = int(op.value)
-        inline = -16 <= v <= 64
-        if not wide:
-            return v & 0xFFFF_FFFF
-        if typ == "f64" and not inline:
-            return (v & 0xFFFF_FFFF) << 32
-        if inline or typ == "i64":
-            if not inline and not (-(1 << 31) <= v < (1 << 32)):
-                raise OperandError(f"literal {op.text} does not fit 32 bits")
-            if not inline and v >= (1 << 31) and typ == "i64":
-                v -= 1 << 32
-            return v & 0xFFFF_FFFF_FFFF_FFFF
-        return v & 0xFFFF_FFFF  # unsigned 64-bit operand: zero-extended literal
-    if op.kind == "float":
-        v = float(op.value)
-        if wide:
-            bits = f64_bits(v)
-            if v not in _INLINE_F and v != 0.0 and abs(v) != _INV_2PI and typ == "f64":
-                bits &= 0xFFFF_FFFF_0000_0000
-            return bits
-        return f32_bits(v)
-    raise OperandError(f"'{op.text}' is not a constant")
+    """Bit pattern (32 or 64 bits) of a constant operand for an operand of type ``typ``
+    (:func:`isalint.isa.constants.constant_bits`)."""
+    try:
+        return constant_bits(op.kind, op.value, typ, op.text)
+    except ConstantError as exc:
+        raise OperandError(str(exc)) from None
 
 
 def const_array(op, typ: str) -> np.ndarray:
