@@ -35,8 +35,9 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     """Load ``path`` and estimate it; exits 2 with a one-line message on bad input."""
     from ..estimate import EstimateError, estimate
     from ..hw.timing import GFX1100
-    from ..parse.reading import is_binary
     from ..validate.gemm import GemmError, geometry, required_block
+
+    from ..parse.reading import is_binary
 
     if is_binary(path):  # a code object: --kernel selects the kernel (a glob), whose listing is estimated
         analysis = load_analysis(path, kernel=kernel_name)
