@@ -97,7 +97,7 @@ def kernel_directory(tmp: Path, count: int) -> Path:
 
 
 # what `isalint check` imports before it loads the rules
-_IMPORTS = ("import isalint.cli, isalint.commands.check, isalint.rules, isalint.analysis, isalint.checker, "
+_IMPORTS = ("import isalint.cli, isalint.commands.check, isalint.rules, isalint.analysis, isalint.lint, "
             "isalint.report.findings")
 
 

@@ -140,7 +140,7 @@ def breakdown(path: Path) -> list[tuple[str, float, float]]:
     """(stage, CPU ms without reuse, CPU ms with reuse) of one re-check after one edit (median of 5)."""
     from isalint import rules as registry
     from isalint.analysis import Analysis
-    from isalint.checker import check_analysis
+    from isalint.lint.engine import check_analysis
     from isalint.parse.source import parse_text
 
     text = path.read_text()

@@ -5,7 +5,7 @@ from conftest import KERNELS, places
 
 from isalint.analysis import Analysis
 from isalint.hw.vgpr_banks import DEFAULT, BankOp, Params, simulate
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 
 K6 = KERNELS / "kernel6_style"
 

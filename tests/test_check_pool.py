@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from conftest import all_real_kernels, fixture_kernels
 
-from isalint import parallel
+from isalint.lint import workers
 from isalint.commands import check
 from test_result_cache import _check
 
@@ -15,10 +15,10 @@ def _square(x):
 
 def test_map_ordered_keeps_the_jobs_order():
     jobs = [3, 1, 4, 1, 5, 9, 2, 6]
-    assert parallel.map_ordered(_square, jobs, 2, largest_first=lambda j: j) == [j * j for j in jobs]
+    assert workers.map_ordered(_square, jobs, 2, largest_first=lambda j: j) == [j * j for j in jobs]
 
 
-@pytest.mark.skipif(parallel.usable_cpus() < 2, reason="one processor: the pool is never used")
+@pytest.mark.skipif(workers.usable_cpus() < 2, reason="one processor: the pool is never used")
 @pytest.mark.parametrize("every", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_pool_and_serial_report_the_same(monkeypatch, every):
     """By default six kernels in JSON; every kernel in JSON and text in the slow run."""
@@ -26,13 +26,13 @@ def test_pool_and_serial_report_the_same(monkeypatch, every):
     formats = ("json", "text") if every else ("json",)
     paths = [str(p) for p in kernels] + [str(p) for p in fixture_kernels()[:3]]  # a file twice
     used = []
-    real = parallel.map_ordered
+    real = workers.map_ordered
 
     def spy(*args, **kwargs):
         used.append(len(args[1]))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "map_ordered", spy)
+    monkeypatch.setattr(workers, "map_ordered", spy)
     monkeypatch.setattr(check, "POOL_MIN_BYTES", 10 ** 12)
     serial = {fmt: _check("--no-cache", "--format", fmt, *paths) for fmt in formats}
     assert not used

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import KERNEL5, KERNELS, assembler_or_skip
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.estimate import estimate
 from isalint.fixes import delay_alu
 from isalint.model.alu_delays import decode, pending_dependencies

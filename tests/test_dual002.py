@@ -5,7 +5,7 @@ import pytest
 from conftest import KERNELS, all_real_kernels, places
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse.source import parse_text
 from isalint.hw.vopd import is_legal
 

@@ -15,7 +15,7 @@ from conftest import KERNEL5, KERNELS, REPRESENTATIVE, fixture_kernels, split_sl
 from isalint.analysis import Analysis
 from isalint.estimate import EstimateError, estimate
 from isalint.estimate.costs import CostModel
-from isalint.estimate.model import _loop_keys
+from isalint.estimate.prediction import _loop_keys
 from isalint.estimate.path import build_stream
 from isalint.estimate.residency import residency
 from isalint.estimate.scalar import Launch, gemm_launch, trace

@@ -19,7 +19,7 @@ from conftest import KERNEL5, KERNELS, assembler_or_skip
 
 from isalint.analysis import Analysis
 from isalint.model.alu_delays import pending_dependencies
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.fixes import FixRefused
 from isalint.fixes import batch_gmem
 from isalint.parse.source import parse_text, read_file

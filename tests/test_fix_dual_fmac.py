@@ -116,7 +116,7 @@ def highest_vgpr(analysis) -> int:
 
 
 def findings(text: str, prefixes=("DUAL", "BANK", "WAIT", "META")) -> list:
-    from isalint.checker import check_analysis
+    from isalint.lint.engine import check_analysis
     from isalint.rules import available
 
     analysis = Analysis.from_source(parse_text(text, "k.s"))

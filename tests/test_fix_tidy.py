@@ -35,7 +35,7 @@ def test_the_guard_branch_reads_scc_and_the_dead_work_goes(which):
     assert sum(1 for ln in body if ln.startswith("v_mov_b32_e32")) < \
         sum(1 for ln in _loop_lines(text) if ln.startswith("v_mov_b32_e32"))
     from isalint.analysis import Analysis
-    from isalint.checker import check_analysis
+    from isalint.lint.engine import check_analysis
     from isalint.parse.source import parse_text
 
     # the blocks it removed instructions from get their hints written again

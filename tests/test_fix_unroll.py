@@ -124,7 +124,7 @@ def highest_vgpr(analysis) -> int:
 
 
 def meta_findings(analysis) -> list:
-    from isalint.checker import check_analysis
+    from isalint.lint.engine import check_analysis
 
     return check_analysis(analysis, ["META001"])
 

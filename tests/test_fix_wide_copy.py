@@ -12,7 +12,7 @@ import pytest
 from pass_chain import apply, edit, equal, golden_input, kernel5_before, refused_with_line, same_bits
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse.source import parse_text
 
 STEP = "wide-copy"

@@ -10,7 +10,7 @@ import pytest
 from conftest import KERNELS
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse.source import parse_text
 from isalint.rules import gmem001
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from isalint.analysis import Analysis
-from isalint.check_file import check_text
-from isalint.config import Config
+from isalint.lint.config import Config
+from isalint.lint.files import check_text
 from isalint.parse.source import parse_text
 
 ROOT = Path(__file__).resolve().parent.parent

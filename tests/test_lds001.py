@@ -9,7 +9,7 @@ import pytest
 from conftest import KERNELS, fixture_kernels
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.rules import lds001 as rule_module
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import all_real_kernels
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.fixes import FixRefused
 from isalint.fixes import metadata as fix_metadata
 from isalint.parse.source import parse_text

@@ -5,7 +5,7 @@ import pytest
 from conftest import all_real_kernels
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.hw.occupancy import occupancy_for, vgpr_model, vgprs_for_waves, waves_by_lds, waves_by_vgprs
 from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
 

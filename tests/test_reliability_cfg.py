@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from isalint import rules as registry
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.model import limits
 from isalint.model.program import build_program
 from isalint.parse import parse_text, read_file
@@ -139,7 +139,7 @@ def test_deep_loop_nest_is_capped_with_a_finding(monkeypatch):
 
 
 def test_limit_finding_shows_whatever_is_selected_unless_ignored(monkeypatch):
-    from isalint.checker import selected_codes
+    from isalint.lint.selection import selected_codes
 
     codes = registry.available()
     assert "LIMIT001" in selected_codes(codes, ["WAIT001"], [])

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isalint import rules as registry
-from isalint.checker import suppression_problems
-from isalint.config import ConfigError, find_config
+from isalint.lint.config import ConfigError, find_config
+from isalint.lint.suppressions import suppression_problems
 from isalint.parse import parse_text
 
 

@@ -11,7 +11,7 @@ from conftest import REPO
 
 from isalint import rules as registry
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.model import limits
 from isalint.parse import parse_text
 

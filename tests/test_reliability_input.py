@@ -13,9 +13,9 @@ from conftest import KERNELS
 
 from isalint import rules as registry
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse import InputError, parse_text, read_file
-from isalint.reading import read_bytes as read_limited
+from isalint.parse.reading import read_bytes as read_limited
 
 NAIVE = KERNELS / "gemm_naive.s"
 

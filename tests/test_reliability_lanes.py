@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from isalint import rules as registry
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.model import limits
 from isalint.model.lanes.evaluator import evaluator_for
 from isalint.model.lanes.values import MAX_TERMS

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from isalint import rules as registry
 from isalint.analysis import Analysis
-from isalint.check_file import check_file
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
+from isalint.lint.files import check_file
 from isalint.model import limits
 from isalint.parse import pieces as pieces_mod
 from isalint.parse.pieces import count_lines, split_pieces

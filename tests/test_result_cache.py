@@ -7,8 +7,8 @@ import shutil
 import pytest
 from conftest import KERNELS
 
-from isalint import cache
 from isalint.commands import check
+from isalint.lint import cache
 
 KERNEL = KERNELS / "gemm_register_tiled.s"
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import KERNELS, all_real_kernels
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 
 
 def scratch(path):

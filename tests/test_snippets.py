@@ -16,7 +16,7 @@ import pytest
 from conftest import SNIPPETS
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse import read_file
 
 _EXPECT = re.compile(r";\s*EXPECT:\s*([A-Z]+\d+)(?:\[(error|warning|info)\])?\s*(.*?)\s*$")

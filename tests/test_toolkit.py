@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.fixes import FixRefused
 from isalint.fixes.toolkit import (Edits, Labels, LiveRegisters, free_registers, move_lines, raise_counts,
                                    refresh_counts, sequential_moves, sgpr_budget, special_free)

@@ -22,7 +22,7 @@ from conftest import all_real_kernels
 
 from isalint import records
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.model.waitcnt import wait_thresholds
 from isalint.parse.source import parse_text
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from isalint.analysis import Analysis
-from isalint.checker import check_analysis
+from isalint.lint.engine import check_analysis
 from isalint.parse.source import parse_text
 
 HEAD = '\t.text\n\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"\nk:\n'

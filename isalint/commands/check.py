@@ -119,7 +119,7 @@ def run(paths, hard_exit=False, **options):
 
 def _usage(opts: Options, available: list[str]) -> tuple[str | None, dict]:
     """A usage error's message (or None) and the resolved code lists."""
-    from ..checker import resolve_codes
+    from ..lint.selection import resolve_codes
 
     resolved, unknown = {}, []
     for key in ("select", "ignore", "extend_select"):
@@ -143,8 +143,9 @@ def _run(opts: Options, keep: list | None = None) -> int:
     """The check; with ``keep``, the last file's analysis is left in it and the collector off
     (the caller is about to end the process)."""
     from .. import rules as registry
-    from ..checker import codes_for, expand_paths, find_config, load_config
-    from ..config import ConfigError
+    from ..lint.config import ConfigError, find_config, load_config
+    from ..lint.paths import expand_paths
+    from ..lint.selection import codes_for
 
     available = registry.available()
     problem, cli = _usage(opts, available)
@@ -307,14 +308,14 @@ def _run(opts: Options, keep: list | None = None) -> int:
 
 
 def _cache():
-    from .. import cache
+    from ..lint import cache
 
     return cache
 
 
 def _read(path: str, name: str):
     """The bytes of ``path`` (standard input for ``-``), or an ("error", message) outcome."""
-    from ..reading import MAX_INPUT_BYTES, read_bytes
+    from ..parse.reading import MAX_INPUT_BYTES, read_bytes
 
     if path == "-":
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
@@ -323,11 +324,13 @@ def _read(path: str, name: str):
         return data
 
     try:
-        from ..reading import is_binary, map_file
+        from ..parse.reading import is_binary, map_file
 
         return map_file(path) if is_binary(path) else read_bytes(path)
     except Exception as exc:
-        from ..parse.source import InputError  # not imported before it is needed: a cache hit parses nothing
+        from ..parse.source import (
+            InputError,  # not imported before it is needed: a cache hit parses nothing
+        )
 
         if isinstance(exc, InputError):
             return ("error", str(exc))
@@ -335,7 +338,7 @@ def _read(path: str, name: str):
 
 
 def _is_kernels(data) -> bool:
-    from ..reading import BINARY_MAGICS
+    from ..parse.reading import BINARY_MAGICS
 
     return bytes(data[:24]).startswith(BINARY_MAGICS)
 
@@ -373,7 +376,7 @@ def _job_size(job) -> int:
 def _check_jobs(jobs: list, keep: list | None) -> list:
     """The outcomes of ``jobs`` (see :func:`_check_job`): in worker processes when there are enough
     of them to pay for starting those, else here; with a count of what is done on a terminal."""
-    from ..parallel import map_ordered, usable_cpus
+    from ..lint.workers import map_ordered, usable_cpus
     from .progress import progress
 
     cpus = usable_cpus()
@@ -416,7 +419,7 @@ def _check_jobs(jobs: list, keep: list | None) -> list:
 
 def _preload(codes) -> None:
     """Import what checking takes before the workers start, so that they share it (forked)."""
-    from .. import analysis, checker  # noqa: F401
+    from .. import analysis, lint  # noqa: F401
     from .. import rules as registry
     from ..parse import source  # noqa: F401
 
@@ -450,8 +453,8 @@ def _analyze(job):
     ("error", message); an exception no check foresaw is an error naming the file, not a traceback."""
     from .. import rules as registry
     from ..analysis import OtherProcessor
-    from ..check_file import check_file
-    from ..checker import Config
+    from ..lint.config import Config
+    from ..lint.files import check_file
     from ..parse.source import InputError
 
     name, data, codes, target, severity = job[:5]
@@ -634,7 +637,7 @@ def _watch(opts: Options) -> int:
     """Check, then check again whenever a watched file changes (polling), until interrupted."""
     import time
 
-    from ..checker import expand_paths
+    from ..lint.paths import expand_paths
 
     def stamps():
         out = {}

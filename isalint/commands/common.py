@@ -11,10 +11,9 @@ def load_analysis(path: str, target: str | None = None, kernel: str | None = Non
     """The analysis of an assembly file, or of the one kernel of a code object that ``kernel`` (a
     glob) selects."""
     from ..analysis import Analysis
-    from ..checker import find_config
-    from ..config import ConfigError
+    from ..lint.config import ConfigError, find_config
+    from ..parse.reading import is_binary
     from ..parse.source import InputError
-    from ..reading import is_binary
 
     try:
         config = find_config(path)
@@ -31,8 +30,8 @@ def kernel_source(path: str, select: str | None):
     """The parsed listing of the one gfx11 kernel of the code object ``path`` that the glob
     ``select`` names (or of its only kernel); InputError otherwise."""
     from ..binary import codeobject, listing
+    from ..parse.reading import map_file
     from ..parse.source import InputError, parse_text
-    from ..reading import map_file
 
     try:
         kernels, skipped = codeobject.read(map_file(path), path, select)

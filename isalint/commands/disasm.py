@@ -31,8 +31,8 @@ def command(path, out_dir, kernel):
     descriptor: labels from the symbol table, the .amdhsa_kernel block of its descriptor and its
     .amdgpu_metadata. Every kernel is decoded before anything is written."""
     from ..binary import codeobject, listing
+    from ..parse.reading import is_binary, map_file
     from ..parse.source import InputError
-    from ..reading import is_binary, map_file
     from .progress import progress
 
     if not is_binary(path):

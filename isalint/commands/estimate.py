@@ -37,7 +37,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     from ..hw.timing import GFX1100
     from ..validate.gemm import GemmError, geometry, required_block
 
-    from ..reading import is_binary
+    from ..parse.reading import is_binary
 
     if is_binary(path):  # a code object: --kernel selects the kernel (a glob), whose listing is estimated
         analysis = load_analysis(path, kernel=kernel_name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ..records import Record
+from .errors import InputError
 from .nodes import Line, Statement
 from .operands import OperandError
 from .scanner import scan_statement, split_vopd
@@ -17,14 +18,6 @@ _LABEL = re.compile(r"\s*([.A-Za-z_$][\w.$@]*):(?!:)")
 _DIRECTIVE = re.compile(r"\s*(\.[A-Za-z_][\w.]*)")
 _MNEMONIC = re.compile(r"\s*[A-Za-z_][\w.]*")
 _INSTRUCTION = re.compile(r"\s*[A-Za-z_][\w.]*(?:[ \t]|\Z)")
-
-
-class InputError(Exception):
-    """Input that is not an assembly file at all; reported as one line, exit code 2."""
-
-    def __init__(self, path: str, line: int, message: str):
-        super().__init__(f"{path}:{line}: {message}")
-        self.path, self.line, self.message = path, line, message
 
 
 class SourceFile(Record):
@@ -60,14 +53,14 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 def read_file(path: str, max_bytes: int = MAX_INPUT_BYTES) -> SourceFile:
     """Read and parse ``path``; raise InputError for what is not assembly text."""
-    from ..reading import read_bytes
+    from .reading import read_bytes
 
     return parse_bytes(read_bytes(path, max_bytes), path)
 
 
 def read_limited(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """:func:`isalint.reading.read_bytes` (regular files only, at most ``max_bytes``)."""
-    from ..reading import read_bytes
+    """:func:`isalint.parse.reading.read_bytes` (regular files only, at most ``max_bytes``)."""
+    from .reading import read_bytes
 
     return read_bytes(path, max_bytes)
 

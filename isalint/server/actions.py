@@ -255,7 +255,7 @@ def _hunks_for(analysis, hunks, fix: dict) -> list:
 
 
 def _site_lines(analysis, fix: dict) -> list[int]:
-    from ..checker import check_analysis
+    from ..lint.engine import check_analysis
 
     lines: list[int] = []
     for d in check_analysis(analysis, [fix["code"]]):

@@ -29,7 +29,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..checker import ASM_SUFFIXES
+from ..lint.paths import ASM_SUFFIXES
 from . import actions as fixes
 from .docs import RuleDocs
 from .engine import Checker

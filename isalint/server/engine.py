@@ -1,7 +1,7 @@
 """What the server asks of the lint engine: a document's text checked as the contents of its path.
 
 Every call into the engine goes through :class:`Checker` and :func:`explanation`: the findings come
-from :func:`isalint.check_file.check_text` (what ``isalint check PATH`` reports, with the
+from :func:`isalint.lint.files.check_text` (what ``isalint check PATH`` reports, with the
 configuration found for PATH), so that the editor and the command line never disagree.
 
 A document is checked again after every edit. :class:`Checker` keeps the lines it parsed: a line the
@@ -18,7 +18,7 @@ import time
 
 from ..diagnostics import Diagnostic
 
-MAX_TEXT_CHARS = 64 * 1024 * 1024  # isalint.reading.MAX_INPUT_BYTES: what `isalint check` reads of a file
+MAX_TEXT_CHARS = 64 * 1024 * 1024  # isalint.parse.reading.MAX_INPUT_BYTES: what `isalint check` reads of a file
 _REUSE_PER_LINE = 4  # the parse memo is dropped when it holds more than this many entries per line
 
 
@@ -60,8 +60,8 @@ class Checker:
         """The findings of ``text`` as the contents of ``path`` (a path of this machine; the
         configuration is looked up from it, as ``isalint check`` does)."""
         from ..analysis import OtherProcessor
-        from ..check_file import check_text
-        from ..config import Config, ConfigError
+        from ..lint.config import Config, ConfigError
+        from ..lint.files import check_text
         from ..parse.source import InputError
 
         out = Outcome(path, text, version)
@@ -94,7 +94,7 @@ class Checker:
 
 
 def _config(path: str):
-    from ..checker import find_config
+    from ..lint.config import find_config
 
     return find_config(path)
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import stat
 
+from .errors import InputError
+
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def read_bytes(path: str, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them;
-    :class:`isalint.parse.source.InputError` when it cannot be read, is larger, or is not a regular file.
+    :class:`isalint.parse.errors.InputError` when it cannot be read, is larger, or is not a regular file.
 
     FIFOs, devices and sockets are refused before anything is read: a FIFO would block and
     ``/dev/zero`` never ends (their size is 0, so no size check could catch them).
@@ -89,6 +91,4 @@ def _file_kind(mode: int) -> str:
 
 
 def _error(path: str, message: str):
-    from .parse.source import InputError
-
     return InputError(path, 1, message)

@@ -8,8 +8,8 @@ only the lines they point at (for the carets of the text format).
 """
 from __future__ import annotations
 
-from .diagnostics import Diagnostic
-from .model import limits
+from ..diagnostics import Diagnostic
+from ..model import limits
 
 
 class FileResult:
@@ -29,8 +29,9 @@ def check_text(text: str, path: str, config=None, reuse: dict | None = None) -> 
     severities and target. ``reuse``: see :func:`isalint.parse.source.parse_text` (a caller that checks
     one text again and again, edited, keeps it). Raises InputError for what is not assembly
     (OtherProcessor for another processor's) and ConfigError for a configuration it cannot follow."""
-    from . import rules as registry
-    from .checker import codes_for, find_config
+    from .. import rules as registry
+    from .config import find_config
+    from .selection import codes_for
 
     if config is None:
         config = find_config(path)
@@ -44,9 +45,9 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
                data: bytes | None = None, reuse: dict | None = None) -> FileResult:
     """The findings of the rules ``codes`` on ``path`` (or on ``data``, reported as ``path``: standard
     input); raises InputError for what is not assembly (OtherProcessor for another processor's)."""
-    from .analysis import Analysis, OtherProcessor
-    from .parse import pieces as cutting
-    from .parse.source import InputError, decode, parse_text, read_limited
+    from ..analysis import Analysis, OtherProcessor
+    from ..parse import pieces as cutting
+    from ..parse.source import InputError, decode, parse_text, read_limited
 
     text = decode(read_limited(path) if data is None else data, path)
     result = FileResult()
@@ -95,7 +96,8 @@ def check_file(path: str, codes: list[str], target: str, available: list[str], c
 
 
 def _check_source(analysis, codes, available, result: FileResult, config=None) -> None:
-    from .checker import check_analysis, suppression_problems
+    from .engine import check_analysis
+    from .suppressions import suppression_problems
 
     found = check_analysis(analysis, codes, config)
     result.warnings.extend(suppression_problems(analysis.program.source, available))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from .records import Record
+from ..records import Record
+from .selection import SEVERITIES, resolve_codes
 
 KNOWN_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "severity", "target")
-SEVERITIES = ("error", "warning", "info")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -84,8 +84,8 @@ def find_config(start: str) -> Config:
 def load_config(path: str) -> Config:
     """The configuration in the file ``--config`` names: its ``[tool.isalint]`` table (a
     pyproject.toml), else its top-level keys (an isalint.toml). ConfigError when it cannot be read."""
-    from .parse.source import InputError
-    from .reading import read_bytes
+    from ..parse.errors import InputError
+    from ..parse.reading import read_bytes
 
     try:
         raw = read_bytes(path, _MAX_BYTES)
@@ -103,7 +103,7 @@ def _isalint_section(path: str) -> tuple[dict, str] | None:
     """(the ``[tool.isalint]`` table, the file's text) of the pyproject.toml at ``path``, or None."""
     if not os.path.isfile(path):
         return None
-    from .reading import read_bytes
+    from ..parse.reading import read_bytes
 
     try:
         raw = read_bytes(path, _MAX_BYTES)
@@ -142,8 +142,7 @@ def _toml(raw: bytes, path: str) -> tuple[dict, str]:
 
 
 def _config(section: dict, text: str, origin: str) -> Config:
-    from . import rules as registry
-    from .checker import resolve_codes
+    from .. import rules as registry
 
     available = registry.available()
 

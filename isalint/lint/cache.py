@@ -41,11 +41,11 @@ def fingerprint() -> str:
     file of the package and its rules (computed once per process)."""
     if _FINGERPRINT:
         return _FINGERPRINT[0]
-    from . import __version__
+    from .. import __version__
 
     h = blake2b(digest_size=16)
     h.update(f"{_FORMAT} {__version__} {sys.version}".encode())
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package (this file is in lint/)
     roots = [here]
     rules = _rules_dir()
     if rules and not rules.startswith(here + os.sep):
@@ -58,7 +58,7 @@ def fingerprint() -> str:
 
 
 def _rules_dir() -> str | None:
-    from . import rules
+    from .. import rules
 
     return os.path.dirname(os.path.abspath(rules.__file__))
 
