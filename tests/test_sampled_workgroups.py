@@ -111,3 +111,15 @@ def test_the_worklogs_kernel8_validates_at_its_own_size_by_sampled_workgroups(ke
     assert verdict is None, verdict
     small = eq.check_rewrite(str(kernel5), kernel5.read_text(), text, gemm_n=256)
     assert small is not None and "faults" in small and "outside" in small  # reads past the 256 x 256 buffers
+
+
+def test_a_sampled_gemm_launch_runs_only_its_sample():
+    from isalint.validate.equivalence import gemm_launcher, parse_program
+    from isalint.validate.emu.launch import Kernel
+
+    src = KERNELS / "gemm_lds_padded.s"
+    make, prob, geo = gemm_launcher(str(src), 512, 1.0, 0.0, 0, workgroups=2)
+    program = parse_program(str(src))
+    launch = make(Kernel(program))
+    assert launch.workgroup_ids() == [(0, 0, 0), (3, 0, 0)] and launch.workgroup_count() == 2
+    assert launch.group == (0, 0, 0)  # the walked path is not the sample

@@ -223,7 +223,7 @@ def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=
         args = prob.args(kernel.kernel)
         for k, v in (overrides or {}).items():
             args[k] = v
-        return Launch(geo.grid, geo.block, args, prob.buffers(), geo.workgroups)
+        return Launch(geo.grid, geo.block, args, prob.buffers(), workgroups=geo.workgroups)
     return make, prob, geo
 
 
