@@ -66,7 +66,8 @@ def launcher(path, program, gemm_n, alpha, beta, seed, grid, block, values, buff
             fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
         make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid, block, values, inputs,
                                            required=eq.gemm_mod.required_block(program, kernel_name),
-                                           workgroups=sample)
+                                           workgroups=sample,
+                                           bound=eq.gemm_mod.launch_bound(program, kernel_name))
         what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
                 f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}")
         return make, prob, geo, what
