@@ -104,6 +104,11 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
         geo = geometry(path, n, grid, block, required_block(program, kernel_name), launch_bound(program, kernel_name))
     except GemmError as exc:
         fail(f"{path}: {exc}")
+    from .size_limit import refusal
+
+    refused = refusal(path, n, program, kernel.name if kernel is not None else None)
+    if refused:
+        fail(refused)
     target = kernel or (program.kernels[0] if program.kernels else None)
     defaults = list(geo.defaults)
     if target is not None:

@@ -64,6 +64,11 @@ def launcher(path, program, gemm_n, alpha, beta, seed, grid, block, values, buff
             return make, None, None, f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
         if buffers:
             fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
+        from .size_limit import refusal
+
+        refused = refusal(path, gemm_n, program, kernel_name)
+        if refused:
+            fail(refused)
         make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid, block, values, inputs,
                                            required=eq.gemm_mod.required_block(program, kernel_name),
                                            workgroups=sample,
