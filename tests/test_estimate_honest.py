@@ -100,6 +100,14 @@ def test_the_dual_fmac_output_of_a_copied_fixture_is_not_priced_above_the_peak(s
     assert 0 < d["tflops"] < d["peak_tflops"]
 
 
+def test_optimize_gives_no_figure_above_the_peak(spill_copy, tmp_path):
+    code, out, err = cli("optimize", spill_copy, "-o", tmp_path / "o.s", "--no-validate", "--steps", "dual-fmac")
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("dual-fmac"))
+    assert "no estimate: predicted" in row and "above the 7900xtx peak of 61.4" in row
+    assert not re.search(r"\d+\.\d{3} +\d+\.\d +dual-fmac", row)  # no ms / TFLOP/s cells
+
+
 def test_the_peak_is_of_the_kernels_data_type():
     assert kernel_dtype(["v_fmac_f32_e32", "v_dual_fmac_f32"]) == "fp32"
     assert kernel_dtype(["v_wmma_f32_16x16x16_f16"]) == "fp16"

@@ -57,21 +57,28 @@ def _abi_problem(kernel) -> str | None:
             "alpha, float beta) the estimate launches: N would be read from another argument")
 
 
-def check_peak(est) -> None:
-    """Exit 2 when the prediction is above the target's peak for the kernel's data type: it is not a
-    result but a sign the launch or the arguments do not match the kernel."""
+def peak_problem(est) -> str | None:
+    """Why ``est`` is no estimate: its prediction is above the target's peak for the kernel's data
+    type, a sign that the launch or the arguments do not match the kernel (None when it is not)."""
     from ..hw.gpus import DTYPE_TEXT
 
     if not est.tflops or est.tflops * 1e12 <= est.peak_flops:
-        return
+        return None
     if "block" in est.launch_defaults or "grid" in est.launch_defaults:
         cause = defaults_note(d for d in est.launch_defaults if d != "arguments")
         cause = "wrong launch? " + cause[0].upper() + cause[1:]
     else:
-        cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source}) or the arguments (a, b, c, N, alpha, "
-                 "beta) do not match what the kernel computes")
-    fail(f"{est.path}: predicted {est.tflops:.1f} TFLOP/s is above the {est.timing.gpu} peak of "
-         f"{est.peak_flops / 1e12:.1f} for {DTYPE_TEXT[est.dtype]}, so it is no estimate: {cause}")
+        cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source or 'as given'}) or the arguments "
+                 "(a, b, c, N, alpha, beta) do not match what the kernel computes")
+    return (f"predicted {est.tflops:.1f} TFLOP/s is above the {est.timing.gpu} peak of "
+            f"{est.peak_flops / 1e12:.1f} for {DTYPE_TEXT[est.dtype]}, so it is no estimate: {cause}")
+
+
+def check_peak(est) -> None:
+    """Exit 2 when :func:`peak_problem` finds one."""
+    problem = peak_problem(est)
+    if problem:
+        fail(f"{est.path}: {problem}")
 
 
 def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None,

@@ -190,11 +190,19 @@ def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate
     problems: dict[str, str] = {}
 
     def judge(text: str):
+        from .estimate import peak_problem
+
         try:
-            return _estimate_text(path, text, estimate_n, geo)
+            est = _estimate_text(path, text, estimate_n, geo)
         except EstimateError as exc:
             problems[text] = str(exc)
             return None
+        est.launch_source, est.launch_defaults = geo.source, list(geo.defaults)
+        problem = peak_problem(est)  # above the peak: not a figure to compare steps by
+        if problem:
+            problems[text] = problem
+            return None
+        return est
 
     rows = [StepOutcome("input", False, "", original, judge(original))]
     rows += run_steps(path, original, steps, given, None if keep_every_step else judge)
