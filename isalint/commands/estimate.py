@@ -52,7 +52,9 @@ def _abi_problem(kernel) -> str | None:
     args = [a for a in kernel_args(kernel) if not a.kind.startswith("hidden_")]
     if not args or has_gemm_abi(kernel):
         return None
-    listed = ", ".join(f"{a.name} ({a.kind}, {a.size} bytes)" for a in args)
+    listed = ", ".join(f"{a.name} ({a.kind}, {a.size} bytes)" for a in args[:10])
+    if len(args) > 10:
+        listed += f" and {len(args) - 10} more"
     return (f"kernel {kernel.name} takes {listed}, not the GEMM ABI (float *a, float *b, float *c, int N, float "
             "alpha, float beta) the estimate launches: N would be read from another argument")
 
