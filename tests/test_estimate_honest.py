@@ -213,6 +213,8 @@ def test_a_smaller_part_is_slower_and_its_vgpr_file_sets_occupancy():
     assert xtx["gpu"] == "7900xtx" and xt["gpu"] == "7900xt" and rx7600["gpu"] == "7600"
     assert xtx["predicted_ms"] < xt["predicted_ms"] < rx7600["predicted_ms"]
     assert rx7600["peak_tflops"] == pytest.approx(21.75, abs=0.01)
+    assert rx7600["parameters"]["clock_hz"]["value"] == 2655e6 and "7600" in rx7600["parameters"]["clock_hz"]["note"]
+    assert rx7600["parameters"]["vmem_latency"] == xtx["parameters"]["vmem_latency"]  # gfx1100's, as stated
     # 208 VGPRs: 1536 per lane hold 7 waves (6 in whole workgroups); 1024 hold 4
     assert xtx["occupancy"]["waves_by_vgprs"] == 7 and xtx["occupancy_waves"] == 6
     assert rx7600["occupancy"]["waves_by_vgprs"] == 4 and rx7600["occupancy_waves"] == 4

@@ -192,9 +192,19 @@ class Estimate:
             "per_k_step": {**{k: round(v, 3) for k, v in self.mix.per(self.n).items()},
                            "vopd_share": None if self.mix.vopd_share is None else round(self.mix.vopd_share, 4)},
             "notes": list(self.notes),
-            "parameters": {k: {"value": getattr(self.timing, k), "unit": u, "source": kind, "note": s}
+            "parameters": {k: {"value": getattr(self.timing, k), "unit": u, "source": kind,
+                               "note": _note(self.timing, k, s)}
                            for k, (u, kind, s) in PARAMETERS.items()},
         }
+
+
+PART_FIELDS = ("clock_hz", "compute_units", "dram_bytes_per_s")  # set by --gpu (isalint/hw/gpus.py)
+
+
+def _note(timing: Timing, name: str, note: str) -> str:
+    if timing.gpu != GFX1100.gpu and name in PART_FIELDS:
+        return f"{timing.gpu}: its AMD product page (isalint/hw/gpus.py, estimate --gpu list)"
+    return note
 
 
 class EstimateError(ValueError):
