@@ -11,7 +11,6 @@ import click
 from .common import fail, load_analysis
 
 
-
 def parse_params(items) -> dict:
     """``NAME=VALUE`` overrides of :class:`isalint.hw.timing.Timing` fields."""
     from ..hw.timing import GFX1100, PARAMETERS
@@ -30,17 +29,23 @@ def parse_params(items) -> dict:
     return out
 
 
-DEFAULT_TEXT = {"block": "the block (128 work-items)", "grid": "the grid (N/128 x N/128)",
-                "arguments": "the argument list (a, b, c, N, alpha, beta)"}
+DEFAULT_TEXT = {"block": "the block (128 work-items)", "grid": "the grid (N/128 x N/128)"}
 
 
 def defaults_note(defaults) -> str:
-    """'the block (128 work-items) and the grid (...) are defaults, not the kernel's: ...'."""
-    parts = [DEFAULT_TEXT[d] for d in defaults]
-    what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    verb = "is" if len(parts) == 1 else "are"
-    return (f"{what} {verb} assumed, not read from the kernel or a kernels.json entry: give --block/--grid "
-            "as the kernel is launched")
+    """'the block (128 work-items) and the grid (N/128 x N/128) are assumed, ...': what of the launch
+    (``block``, ``grid``) and of the arguments (``arguments``) is a default, not a fact."""
+    defaults = list(defaults)
+    parts = [DEFAULT_TEXT[d] for d in defaults if d in DEFAULT_TEXT]
+    out = []
+    if parts:
+        what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        verb = "is" if len(parts) == 1 else "are"
+        out.append(f"{what} {verb} assumed, not read from the kernel or a kernels.json entry: give "
+                   "--block/--grid as the kernel is launched")
+    if "arguments" in defaults:
+        out.append("the kernel's metadata lists no arguments: the GEMM ABI (a, b, c, N, alpha, beta) is assumed")
+    return "; ".join(out)
 
 
 def _abi_problem(kernel) -> str | None:
@@ -69,6 +74,9 @@ def peak_problem(est) -> str | None:
     if "block" in est.launch_defaults or "grid" in est.launch_defaults:
         cause = defaults_note(d for d in est.launch_defaults if d != "arguments")
         cause = "wrong launch? " + cause[0].upper() + cause[1:]
+    elif "arguments" in est.launch_defaults:
+        cause = defaults_note(["arguments"])
+        cause = "wrong ABI? " + cause[0].upper() + cause[1:]
     else:
         cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source or 'as given'}) or the arguments "
                  "(a, b, c, N, alpha, beta) do not match what the kernel computes")
@@ -113,11 +121,6 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
         geo = geometry(path, n, grid, block, required_block(program, kernel_name), launch_bound(program, kernel_name))
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    from .size_limit import refusal
-
-    refused = refusal(path, n, program, kernel.name if kernel is not None else None)
-    if refused:
-        fail(refused)
     target = kernel or (program.kernels[0] if program.kernels else None)
     defaults = list(geo.defaults)
     if target is not None:
@@ -126,6 +129,11 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
             fail(f"{path}: {problem}")
         if not any(not a.kind.startswith("hidden_") for a in _args(target)):
             defaults.append("arguments")
+    from .size_limit import refusal
+
+    refused = refusal(path, n, program, kernel.name if kernel is not None else None)
+    if refused:
+        fail(refused)
     try:
         est = estimate(program, n, geo.grid, geo.block, timing, kernel, abi=geo.abi)
     except EstimateError as exc:
