@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import KERNEL5, KERNELS
+from conftest import KERNEL5, KERNELS, REPRESENTATIVE, fixture_kernels, split_slow
 from isalint.estimate.model import kernel_dtype
 from isalint.hw import gpus
 from isalint.hw.timing import GFX1100, for_gpu
@@ -106,6 +106,23 @@ def test_optimize_gives_no_figure_above_the_peak(spill_copy, tmp_path):
     row = next(line for line in out.splitlines() if line.startswith("dual-fmac"))
     assert "no estimate: predicted" in row and "above the 7900xtx peak of 61.4" in row
     assert not re.search(r"\d+\.\d{3} +\d+\.\d +dual-fmac", row)  # no ms / TFLOP/s cells
+
+
+@pytest.mark.parametrize("path", split_slow(fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
+                                            REPRESENTATIVE, lambda p: p.name), ids=lambda p: p.name)
+def test_a_kernel_copied_away_from_kernels_json_is_flagged_or_refused(path, tmp_path):
+    """Without its kernels.json a kernel is estimated with what is left of its launch, which the output
+    names, or refused when that gives more than the peak; never a figure above the peak."""
+    dst = tmp_path / path.name
+    shutil.copy(path, dst)
+    code, out, err = cli("estimate", dst, "--gemm", 1024, "--format", "json")
+    if code == 2:
+        assert "above the 7900xtx peak" in err and ("is assumed" in err or "are assumed" in err), err
+        return
+    assert code == 0, err
+    d = json.loads(out)
+    assert "grid" in d["launch"]["defaults"] and any("assumed" in n for n in d["notes"])
+    assert d["tflops"] is None or d["tflops"] <= d["peak_tflops"]
 
 
 def test_the_peak_is_of_the_kernels_data_type():
