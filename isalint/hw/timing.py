@@ -1,7 +1,8 @@
 """Timing of a Radeon 7900 XTX (gfx1100) as ``isalint estimate`` models it.
 
 Every number the throughput model uses is a field of :class:`Timing`; :data:`PARAMETERS` says
-where each comes from. Four kinds of source:
+where each comes from. :func:`for_gpu` gives another RDNA3 part (:mod:`.gpus`): its CUs, clock, DRAM
+bandwidth and VGPR file, with the latencies and calibrated values below kept. Four kinds of source:
 
 * ``spec`` - the product's published figures (as listed in Part 1 of the GEMM worklog this project
   grew from: 48 WGPs, 96 CUs, 192 SIMDs at 2.5 GHz, 960 GB/s of GDDR6);
