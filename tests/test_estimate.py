@@ -415,6 +415,24 @@ def test_cli_unknown_trip_count_points_at_the_line(tmp_path):
     assert code == 2 and f"{f}:10:" in err and len(err.strip().splitlines()) == 1
 
 
+def test_cli_says_which_parts_of_the_launch_are_assumed(tmp_path):
+    """A kernel with no metadata: the block, the grid and the argument list are all defaults, and
+    the text and the JSON say so; kernels.json makes none of them one."""
+    f = tmp_path / "k.s"
+    f.write_text(kernel("\tv_fmac_f32_e32 v1, v2, v3", 64))
+    code, out, err = cli("estimate", f, "--gemm", 256, "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["launch"]["defaults"] == ["block", "grid", "arguments"]
+    assert "128 threads by default" in d["launch"]["source"]
+    assert any("metadata lists no arguments" in n for n in d["notes"])
+    code, out, err = cli("estimate", f, "--gemm", 256, "--block", "64", "--grid", "4,4")
+    assert code == 0, err
+    assert "(defaults: arguments)" in out and "block from --block, grid from --grid" in out
+    code, out, err = cli("estimate", KERNELS / "kernel4_gmem_db.s", "--gemm", 256, "--format", "json")
+    assert json.loads(out)["launch"] == {"source": "kernels.json", "defaults": []}
+
+
 @pytest.mark.parametrize("last", ["\ts_waitcnt vmcnt(0)", "\ts_nop 0", "\ts_delay_alu instid0(VALU_DEP_1)"])
 def test_a_kernel_without_s_endpgm_ends_where_its_code_ends(last):
     text = TEMPLATE.replace("\ts_endpgm\n", "").format(body="\tv_mov_b32 v1, v0\n" + last)

@@ -101,17 +101,25 @@ def test_a_clause_before_the_loads_grows_with_the_split(tmp_path):
 
 
 def test_block_option_and_reqd_workgroup_size_set_the_validation_launch(tmp_path):
-    """gemm_register_tiled.s runs 256 threads per workgroup: the default 128 computes garbage."""
+    """gemm_register_tiled.s runs 256 threads per workgroup: the default 128 computes garbage. Its
+    launch bounds (.max_flat_workgroup_size 256), a .reqd_workgroup_size or --block give the right one."""
     text = (KERNELS / "gemm_register_tiled.s").read_text()
     src, out = tmp_path / "k.s", tmp_path / "out.s"
-    src.write_text(text)
+    marker = "    .max_flat_workgroup_size: 256\n"
+    assert text.count(marker) == 1
+    src.write_text(text.replace(marker, "    .max_flat_workgroup_size: 1024\n"))  # no launch bounds
     code, _, err = fix(src, "-o", out)
     assert code == 1 and not out.exists()
     assert "block 128x1x1: 128 threads by default" in err and "the original does not compute" in err
-    marker = "    .max_flat_workgroup_size: 256\n"
-    assert text.count(marker) == 1
+    src.write_text(text)
+    code, _, err = fix(src, "-o", out)
+    assert code == 0, err
+    out.unlink()
     src.write_text(text.replace(marker, marker + "    .reqd_workgroup_size: [ 256, 1, 1 ]\n"))
     code, _, err = fix(src, "-o", out)
     assert code == 0, err
+    out.unlink()
+    code, _, err = fix(src, "-o", out, "--block", "128")  # a launch the hardware refuses: nothing validated
+    assert code == 1 and not out.exists() and "is not the kernel's .reqd_workgroup_size 256x1x1" in err
     code, _, err = fix(src, "-o", out, "--block", "many")
     assert code == 2 and "--block 'many'" in err

@@ -10,8 +10,6 @@ import click
 
 from .common import fail, load_analysis
 
-GPUS = ("gfx1100",)
-
 
 def parse_params(items) -> dict:
     """``NAME=VALUE`` overrides of :class:`isalint.hw.timing.Timing` fields."""
@@ -31,11 +29,76 @@ def parse_params(items) -> dict:
     return out
 
 
-def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None):
-    """Load ``path`` and estimate it; exits 2 with a one-line message on bad input."""
+DEFAULT_TEXT = {"block": "the block (128 work-items)", "grid": "the grid (N/128 x N/128)"}
+
+
+def defaults_note(defaults) -> str:
+    """'the block (128 work-items) and the grid (N/128 x N/128) are assumed, ...': what of the launch
+    (``block``, ``grid``) and of the arguments (``arguments``) is a default, not a fact."""
+    defaults = list(defaults)
+    parts = [DEFAULT_TEXT[d] for d in defaults if d in DEFAULT_TEXT]
+    out = []
+    if parts:
+        what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        verb = "is" if len(parts) == 1 else "are"
+        out.append(f"{what} {verb} assumed, not read from the kernel or a kernels.json entry: give "
+                   "--block/--grid as the kernel is launched")
+    if "arguments" in defaults:
+        out.append("the kernel's metadata lists no arguments: the GEMM ABI (a, b, c, N, alpha, beta) is assumed")
+    return "; ".join(out)
+
+
+def _abi_problem(kernel) -> str | None:
+    """Why the kernel's metadata argument list is not the GEMM ABI the estimate launches (None: it is,
+    or the kernel has no argument list)."""
+    from ..model.launch import kernel_args
+    from ..validate.gemm import has_gemm_abi
+
+    args = [a for a in kernel_args(kernel) if not a.kind.startswith("hidden_")]
+    if not args or has_gemm_abi(kernel):
+        return None
+    listed = ", ".join(f"{a.name} ({a.kind}, {a.size} bytes)" for a in args[:10])
+    if len(args) > 10:
+        listed += f" and {len(args) - 10} more"
+    return (f"kernel {kernel.name} takes {listed}, not the GEMM ABI (float *a, float *b, float *c, int N, float "
+            "alpha, float beta) the estimate launches: N would be read from another argument")
+
+
+def peak_problem(est) -> str | None:
+    """Why ``est`` is no estimate: its prediction is above the target's peak for the kernel's data
+    type, a sign that the launch or the arguments do not match the kernel (None when it is not)."""
+    from ..hw.gpus import DTYPE_TEXT
+
+    if not est.tflops or est.tflops * 1e12 <= est.peak_flops:
+        return None
+    if "block" in est.launch_defaults or "grid" in est.launch_defaults:
+        cause = defaults_note(d for d in est.launch_defaults if d != "arguments")
+        cause = "wrong launch? " + cause[0].upper() + cause[1:]
+    elif "arguments" in est.launch_defaults:
+        cause = defaults_note(["arguments"])
+        cause = "wrong ABI? " + cause[0].upper() + cause[1:]
+    else:
+        cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source or 'as given'}) or the arguments "
+                 "(a, b, c, N, alpha, beta) do not match what the kernel computes")
+    return (f"predicted {est.tflops:.1f} TFLOP/s is above the {est.timing.gpu} peak of "
+            f"{est.peak_flops / 1e12:.1f} for {DTYPE_TEXT[est.dtype]}, so it is no estimate: {cause}")
+
+
+def check_peak(est) -> None:
+    """Exit 2 when :func:`peak_problem` finds one."""
+    problem = peak_problem(est)
+    if problem:
+        fail(f"{est.path}: {problem}")
+
+
+def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None,
+                 gpu: str = "7900xtx"):
+    """Load ``path`` and estimate it; exits 2 with a one-line message on bad input (and on a prediction
+    above the peak, see :func:`check_peak`)."""
     from ..estimate import EstimateError, estimate
-    from ..hw.timing import GFX1100
-    from ..validate.gemm import GemmError, geometry, required_block
+    from ..hw.gpus import UnknownGpu
+    from ..hw.timing import for_gpu
+    from ..validate.gemm import GemmError, geometry, launch_bound, required_block
 
     from ..parse.reading import is_binary
 
@@ -51,15 +114,43 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
         if kernel is None:
             fail(f"{path}: no kernel named {kernel_name} (kernels: {', '.join(k.name for k in program.kernels)})")
     try:
-        geo = geometry(path, n, grid, block, required_block(program, kernel_name))
+        timing = for_gpu(gpu).with_(**(params or {}))
+    except UnknownGpu as exc:
+        fail(str(exc))
+    try:
+        geo = geometry(path, n, grid, block, required_block(program, kernel_name), launch_bound(program, kernel_name))
     except GemmError as exc:
         fail(f"{path}: {exc}")
-    timing = GFX1100.with_(**(params or {}))
+    target = kernel or (program.kernels[0] if program.kernels else None)
+    defaults = list(geo.defaults)
+    if target is not None:
+        problem = _abi_problem(target)
+        if problem:
+            fail(f"{path}: {problem}")
+        if not any(not a.kind.startswith("hidden_") for a in _args(target)):
+            defaults.append("arguments")
+    from .size_limit import refusal
+
+    refused = refusal(path, n, program, kernel.name if kernel is not None else None)
+    if refused:
+        fail(refused)
     try:
-        return estimate(program, n, geo.grid, geo.block, timing, kernel, abi=geo.abi)
+        est = estimate(program, n, geo.grid, geo.block, timing, kernel, abi=geo.abi)
     except EstimateError as exc:
         where = f"{path}:{exc.line}" if exc.line else path
         fail(f"{where}: {exc}")
+    est.launch_source = geo.source
+    est.launch_defaults = defaults
+    if defaults:
+        est.notes.insert(0, defaults_note(defaults))
+    check_peak(est)
+    return est
+
+
+def _args(kernel):
+    from ..model.launch import kernel_args
+
+    return kernel_args(kernel)
 
 
 def parameter_table() -> str:
@@ -80,6 +171,7 @@ def parameter_table() -> str:
 
 def render(est) -> str:
     from ..estimate import CAUSE_TEXT
+    from ..hw.gpus import DTYPE_TEXT
 
     r = est.residency
     unit = "WGP" if r.wgp_mode else "CU"
@@ -87,8 +179,11 @@ def render(est) -> str:
         f"{est.path}: kernel {est.kernel}, {'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}: "
         f"grid {'x'.join(map(str, est.grid))}, "
         f"block {'x'.join(map(str, est.block))}",
+        f"  launch      {est.launch_source or 'as given'}"
+        + (f" (defaults: {', '.join(est.launch_defaults)})" if est.launch_defaults else ""),
         f"  predicted   {est.predicted_ms:.3f} ms"
-        + (f", {est.tflops:.1f} TFLOP/s (peak {est.peak_flops / 1e12:.1f}{' FP16 matrix' if est.matrix else ''})" if est.tflops else ""),
+        + (f", {est.tflops:.1f} TFLOP/s (peak {est.peak_flops / 1e12:.1f} {DTYPE_TEXT[est.dtype]} on {est.timing.gpu})"
+           if est.tflops else ""),
         f"  occupancy   {est.occupancy_waves:g} waves per SIMD: {r.groups_per_unit} workgroup(s) of "
         f"{r.waves_per_group} waves per {unit} ({'WGP' if r.wgp_mode else 'CU'} mode), limited by {r.limit} "
         f"({r.vgprs} VGPRs allocated as {r.allocated_vgprs}: {r.waves_by_vgprs} waves per SIMD)",
@@ -122,21 +217,29 @@ def render(est) -> str:
 @click.command("estimate")
 @click.argument("path", type=click.Path(), required=False)
 @click.option("--gemm", "gemm_n", type=int, help="Matrix size N of the GEMM launch (a, b, c, N, alpha, beta).")
-@click.option("--gpu", type=click.Choice(GPUS), default="gfx1100", show_default=True,
-              help="Target GPU (the Radeon 7900 XTX).")
+@click.option("--gpu", default="7900xtx", show_default=True,
+              help="Target GPU of the RDNA3 family, by name (7900xtx, 7900xt, 7900gre, 7800xt, 7700xt, 7600, 780m, "
+                   "890m / strix-point, 8060s / strix-halo) or gfx target (gfx1100 ... gfx1151); 'list' shows them "
+                   "with their figures and sources.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--grid", help="Workgroups X[,Y[,Z]] (default: kernels.json beside the file, else N/128 x N/128).")
-@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default: kernels.json, else 128).")
+@click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default: kernels.json, the kernel's "
+                              ".reqd_workgroup_size or launch bounds, else 128, which the output marks as a default).")
 @click.option("--kernel", "kernel_name", help="Kernel to estimate when the file has several (of a code object: a glob).")
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Override one timing parameter (see --parameters).")
 @click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")
 def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, param_items, show_params):
-    """Predict a GEMM kernel's run time on a Radeon 7900 XTX and show where the cycles go."""
+    """Predict a GEMM kernel's run time on an RDNA3 GPU (default: Radeon 7900 XTX) and show where the cycles go."""
     from ..validate.runner import UsageError, parse_dims
 
     if show_params:
         click.echo(parameter_table())
+        return
+    if gpu.strip().lower() == "list":
+        from ..hw.gpus import table
+
+        click.echo(table())
         return
     if path is None:
         fail("give the kernel file: isalint estimate FILE --gemm N")
@@ -148,7 +251,7 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, param_items, show_
         grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
     except UsageError as exc:
         fail(str(exc))
-    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name)
+    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name, gpu)
     if fmt == "json":
         click.echo(json.dumps(est.to_json(), indent=2))
     else:

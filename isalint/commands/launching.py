@@ -64,9 +64,17 @@ def launcher(path, program, gemm_n, alpha, beta, seed, grid, block, values, buff
             return make, None, None, f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
         if buffers:
             fail("--gemm provides the a, b, c buffers itself; --arg may only override scalars")
+        # past the kernel's own index limit the run means nothing, however much memory there is: said
+        # before the memory check (an N too large for the 32-bit argument is the launch's own error)
+        from .size_limit import refusal
+
+        refused = refusal(path, gemm_n, program, kernel_name) if gemm_n <= eq.gemm_mod.MAX_N else None
+        if refused:
+            fail(refused)
         make, prob, geo = eq.gemm_launcher(path, gemm_n, alpha, beta, seed, grid, block, values, inputs,
                                            required=eq.gemm_mod.required_block(program, kernel_name),
-                                           workgroups=sample)
+                                           workgroups=sample,
+                                           bound=eq.gemm_mod.launch_bound(program, kernel_name))
         what = (f"GEMM N={gemm_n}, alpha={alpha:g}, beta={beta:g}; grid {'x'.join(map(str, geo.grid))}, "
                 f"block {'x'.join(map(str, geo.block))} ({geo.source}); {eq.sampling_text(geo)}")
         return make, prob, geo, what

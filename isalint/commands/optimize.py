@@ -154,7 +154,7 @@ def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate
             block, **given):
     """Run the fix passes in order, validate the result, and tabulate each step's predicted speed."""
     from ..estimate import EstimateError
-    from ..validate.gemm import GemmError, geometry, required_block
+    from ..validate.gemm import GemmError, geometry, launch_bound, required_block
     from ..validate.runner import UsageError, parse_dims
     from .progress import progress
 
@@ -180,7 +180,8 @@ def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate
     analysis = load_analysis(path)
     original = analysis.program.source.render()
     try:
-        geo = geometry(path, estimate_n, grid_d, block_d, required_block(analysis.program))
+        geo = geometry(path, estimate_n, grid_d, block_d, required_block(analysis.program),
+                       launch_bound(analysis.program))
     except GemmError as exc:
         fail(f"{path}: {exc}")
     max_n = given.get("max_n")
@@ -189,11 +190,19 @@ def command(path, output, steps_text, show_diff, gemm_n, estimate_n, no_validate
     problems: dict[str, str] = {}
 
     def judge(text: str):
+        from .estimate import peak_problem
+
         try:
-            return _estimate_text(path, text, estimate_n, geo)
+            est = _estimate_text(path, text, estimate_n, geo)
         except EstimateError as exc:
             problems[text] = str(exc)
             return None
+        est.launch_source, est.launch_defaults = geo.source, list(geo.defaults)
+        problem = peak_problem(est)  # above the peak: not a figure to compare steps by
+        if problem:
+            problems[text] = problem
+            return None
+        return est
 
     rows = [StepOutcome("input", False, "", original, judge(original))]
     rows += run_steps(path, original, steps, given, None if keep_every_step else judge)

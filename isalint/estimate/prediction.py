@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..hw.gpus import DTYPE_TEXT
 from ..hw.timing import GFX1100, PARAMETERS, Timing
 from ..model.alu_delays import pending_in
 from .costs import BRANCH, LDS, SALU, VALU, VMEM, CostModel
@@ -120,11 +121,18 @@ class Estimate:
     abi: str = "gemm"
     mix: Mix = field(default_factory=Mix)
     sgprs: int | None = None
-    matrix: bool = False  # the kernel computes with WMMA: its peak is the matrix path's
+    dtype: str = "fp32"  # what its peak is of: fp32 (VALU) or the WMMA data type it computes with
+    launch_source: str = ""  # where the grid and block came from (see isalint/validate/gemm.py)
+    launch_defaults: list[str] = field(default_factory=list)  # parts of the launch that are defaults
+
+    @property
+    def matrix(self) -> bool:
+        """The kernel computes with WMMA: its peak is the matrix path's."""
+        return self.dtype != "fp32"
 
     @property
     def peak_flops(self) -> float:
-        return self.timing.peak_matrix_flops if self.matrix else self.timing.peak_flops
+        return self.timing.peak(self.dtype)
 
     @property
     def predicted_ms(self) -> float:
@@ -161,7 +169,10 @@ class Estimate:
             "predicted_ms": round(self.predicted_ms, 4),
             "tflops": None if self.tflops is None else round(self.tflops, 3),
             "peak_tflops": round(self.peak_flops / 1e12, 2),
-            "peak": "FP16 matrix (WMMA)" if self.matrix else "FP32 (dual-issue FMA)",
+            "peak": DTYPE_TEXT[self.dtype],
+            "dtype": self.dtype,
+            "gpu": self.timing.gpu,
+            "launch": {"source": self.launch_source, "defaults": list(self.launch_defaults)},
             "occupancy_waves": r.waves_per_simd,
             "occupancy": {
                 "workgroups_per_unit": r.groups_per_unit, "unit": "WGP" if r.wgp_mode else "CU",
@@ -181,9 +192,19 @@ class Estimate:
             "per_k_step": {**{k: round(v, 3) for k, v in self.mix.per(self.n).items()},
                            "vopd_share": None if self.mix.vopd_share is None else round(self.mix.vopd_share, 4)},
             "notes": list(self.notes),
-            "parameters": {k: {"value": getattr(self.timing, k), "unit": u, "source": kind, "note": s}
+            "parameters": {k: {"value": getattr(self.timing, k), "unit": u, "source": kind,
+                               "note": _note(self.timing, k, s)}
                            for k, (u, kind, s) in PARAMETERS.items()},
         }
+
+
+PART_FIELDS = ("clock_hz", "compute_units", "dram_bytes_per_s")  # set by --gpu (isalint/hw/gpus.py)
+
+
+def _note(timing: Timing, name: str, note: str) -> str:
+    if timing.gpu != GFX1100.gpu and name in PART_FIELDS:
+        return f"{timing.gpu}: its AMD product page (isalint/hw/gpus.py, estimate --gpu list)"
+    return note
 
 
 class EstimateError(ValueError):
@@ -266,11 +287,27 @@ def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None
     sgprs = (kernel.metadata or {}).get(".sgpr_count")
     est.sgprs = int(sgprs) if sgprs is not None else None
     last_index = getattr(kernel, "last", len(program.instrs))
-    est.matrix = any(program.instrs[i].opcode.startswith("v_wmma_") for i in range(kernel.first, last_index))
+    est.dtype = kernel_dtype(program.instrs[i].opcode for i in range(kernel.first, last_index))
     if est.cycles / timing.clock_hz * 1e3 < dram_ms:
         notes.append("bound by DRAM bandwidth: reading A, B and C and writing C once takes longer than the "
                      "simulated SIMD time")
     return est
+
+
+WMMA_DTYPE = (("_iu4", "int4"), ("_iu8", "int8"), ("_bf16", "bf16"), ("_f16", "fp16"))
+
+
+def kernel_dtype(opcodes) -> str:
+    """What a kernel's peak is of: the WMMA data type of highest peak among its ``v_wmma_*``
+    (``v_wmma_f32_16x16x16_f16`` is fp16, ``..._bf16`` bf16, ``..._iu8`` int8, ``..._iu4`` int4),
+    else fp32 (the VALU)."""
+    from ..hw.gpus import RATE_PER_CU
+
+    found = set()
+    for op in opcodes:
+        if op.startswith("v_wmma_"):
+            found.add(next((d for suffix, d in WMMA_DTYPE if op.endswith(suffix)), "fp16"))
+    return max(found, key=lambda d: RATE_PER_CU[d]) if found else "fp32"
 
 
 def _loop_keys(cfg):

@@ -51,7 +51,9 @@ def residency(kernel, block: tuple[int, int, int], timing: Timing) -> Residency:
     vgprs = None  # the descriptor's, which the hardware allocates; without one, the metadata's
     if ".amdhsa_next_free_vgpr" not in kernel.descriptor:
         vgprs = int((kernel.metadata or {}).get(".vgpr_count", 1))
-    occ = occupancy(kernel, vgprs=vgprs, group_size=threads)
+    # a part with 1024 VGPRs per lane allocates them in blocks of 16 (isalint/hw/gpus.py): the model
+    # occupancy calls "legacy" (what LLVM before 16 assumed for every gfx11)
+    occ = occupancy(kernel, vgprs=vgprs, group_size=threads, legacy=timing.vgprs_per_lane == 1024)
     # a workgroup too large for the unit cannot launch; the model runs one, as if it could
     groups = max(1, occ.groups)
     return Residency(wgp, units, simds, occ.waves_per_group, groups, occ.limit, occ.vgprs, occ.allocated,

@@ -12,6 +12,8 @@ measurements when a number is calibrated rather than documented):
 * :mod:`.occupancy` — waves per SIMD from VGPRs, LDS and workgroup size (LLVM's occupancy model).
 * :mod:`.timing` — the Radeon 7900 XTX as the throughput model of ``isalint estimate`` sees it: clock,
   compute units, latencies and bandwidths, each with its source or marked as calibrated.
+* :mod:`.gpus` — the RDNA3 parts ``estimate --gpu`` knows (7900 XTX to Strix Halo): CUs, clocks,
+  memory bandwidth, VGPR file, each from its AMD product page, and the peaks per data type.
 
 Nothing here imports the program model, a rule or a pass; the layers above pass plain numbers or
 parsed statements in.

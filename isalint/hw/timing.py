@@ -1,7 +1,8 @@
 """Timing of a Radeon 7900 XTX (gfx1100) as ``isalint estimate`` models it.
 
 Every number the throughput model uses is a field of :class:`Timing`; :data:`PARAMETERS` says
-where each comes from. Four kinds of source:
+where each comes from. :func:`for_gpu` gives another RDNA3 part (:mod:`.gpus`): its CUs, clock, DRAM
+bandwidth and VGPR file, with the latencies and calibrated values below kept. Four kinds of source:
 
 * ``spec`` - the product's published figures (as listed in Part 1 of the GEMM worklog this project
   grew from: 48 WGPs, 96 CUs, 192 SIMDs at 2.5 GHz, 960 GB/s of GDDR6);
@@ -56,6 +57,9 @@ class Timing:
     lds_wgp_mode_factor: float = 1.5
     vmem_latency: int = 453
     vmem_bytes_per_cycle_per_cu: int = 128
+    # -- the part (isalint/hw/gpus.py) ------------------------------------------------------------
+    vgprs_per_lane: int = 1536  # VGPR file per SIMD lane in wave32 (1024 on gfx1102, gfx1103, gfx1150)
+    gpu: str = "7900xtx"  # the --gpu key these chip figures are of
 
     @property
     def simds(self) -> int:
@@ -71,6 +75,12 @@ class Timing:
         """WMMA peak: a 16x16x16 multiply-accumulate (8,192 FLOP) per ``wmma_cycles`` per SIMD."""
         return self.clock_hz * self.simds * 2 * 16 * 16 * 16 / self.wmma_cycles
 
+    def peak(self, dtype: str = "fp32") -> float:
+        """Operations per second of ``dtype`` (fp32 on the VALU; fp16, bf16, int8, int4 on WMMA)."""
+        from .gpus import RATE_PER_CU
+
+        return self.clock_hz * self.compute_units * RATE_PER_CU[dtype]
+
     def with_(self, **changes) -> Timing:
         return replace(self, **changes)
 
@@ -79,6 +89,16 @@ class Timing:
 
 
 GFX1100 = Timing()
+
+
+def for_gpu(gpu) -> Timing:
+    """The timing of a part of :mod:`.gpus` (a :class:`~.gpus.Gpu` or a name ``--gpu`` accepts): its
+    CUs, boost clock, memory bandwidth and VGPR file; the rest is gfx1100's."""
+    from .gpus import find
+
+    g = find(gpu) if isinstance(gpu, str) else gpu
+    return GFX1100.with_(clock_hz=g.boost_mhz * 1e6, compute_units=g.compute_units,
+                         dram_bytes_per_s=g.memory_gb_s * 1e9, vgprs_per_lane=g.vgprs_per_lane, gpu=g.key)
 
 # name -> (unit, kind of source, source)
 PARAMETERS: dict[str, tuple[str, str, str]] = {

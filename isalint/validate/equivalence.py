@@ -191,14 +191,14 @@ def _workgroups(launch) -> str:
 
 def gemm_launcher(path: str, n: int, alpha: float, beta: float, seed: int, grid=None, block=None,
                   overrides: dict | None = None, inputs: tuple | None = None, required=None,
-                  workgroups: int | None = None):
+                  workgroups: int | None = None, bound: int | None = None):
     """(make_launch, problem, geometry) for the GEMM ABI of the file at ``path``; ``inputs`` are
     the A, B, C matrices to use instead of seeded random ones; ``required``: the kernel's
-    ``.reqd_workgroup_size``; ``workgroups``: run only that many of the grid's workgroups, chosen by
+    ``.reqd_workgroup_size``, ``bound`` its ``.max_flat_workgroup_size``; ``workgroups``: run only that many of the grid's workgroups, chosen by
     :func:`isalint.validate.sampling.sample_workgroups` with ``seed`` (``geometry.workgroups``)."""
     from .sampling import gemm_tiles, sample_workgroups
 
-    geo = gemm_mod.geometry(path, n, grid, block, required)
+    geo = gemm_mod.geometry(path, n, grid, block, required, bound)
     if workgroups is not None:
         geo = replace(geo, workgroups=sample_workgroups(geo.grid, workgroups, seed))
         if geo.workgroups is not None:
@@ -278,7 +278,8 @@ def check_rewrite(path: str, original_text: str, candidate_text: str, gemm_n: in
     for alpha, beta in cases:
         try:
             make, prob, geo = gemm_launcher(path, gemm_n, alpha, beta, seed=1, grid=grid, block=block,
-                                            required=gemm_mod.required_block(orig), workgroups=workgroups)
+                                            required=gemm_mod.required_block(orig), workgroups=workgroups,
+                                            bound=gemm_mod.launch_bound(orig))
         except gemm_mod.GemmError as exc:
             return f"cannot validate: {exc}"
         makers.append(make)

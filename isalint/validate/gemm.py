@@ -4,8 +4,12 @@ variant (kernels.json ``"abi": "gemm_f16"``) has the same parameters with fp16 A
 _Float16 *b``) and an fp32 C; ``transpose`` computes ``C = alpha*transpose(A) + beta*C``.
 
 Launch geometry comes from (in this order) explicit ``grid``/``block``, the ``kernels.json`` that
-sits beside fixture kernels, the kernel's ``.reqd_workgroup_size`` (the block), or the convention of a
-GEMM with 128 x 128 tiles: 128 threads per workgroup on a grid of (N/128, N/128).
+sits beside fixture kernels, the kernel's own metadata for the block (``.reqd_workgroup_size``, else a
+``.max_flat_workgroup_size`` other than the compiler's default 1024: the kernel's launch bounds), or
+the convention of a GEMM with 128 x 128 tiles: 128 threads per workgroup on a grid of (N/128, N/128).
+What comes from that convention is listed in :attr:`Geometry.defaults`, so that the commands say so.
+A block the kernel's metadata rules out (another ``.reqd_workgroup_size``, more work-items than its
+``.max_flat_workgroup_size``) is refused: the hardware would not launch it.
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ class Geometry:
     source: str  # where it came from
     abi: str = "gemm"  # one of ABIS
     workgroups: tuple | None = None  # the workgroups a sampled run emulates (None: all)
+    defaults: tuple[str, ...] = ()  # what is the 128 x 128-tile convention, not a fact: "block", "grid"
 
 
 ABIS = ("gemm", "gemm_f16", "transpose")
@@ -92,9 +97,32 @@ def required_block(program, kernel_name: str | None = None) -> tuple[int, int, i
     return None
 
 
-def geometry(path: str | Path, n: int, grid=None, block=None, required=None) -> Geometry:
+COMPILER_FLAT_LIMIT = MAX_WORKGROUP_SIZE  # .max_flat_workgroup_size without launch bounds
+
+
+def launch_bound(program, kernel_name: str | None = None) -> int | None:
+    """The kernel's ``.max_flat_workgroup_size`` (None when its metadata has none)."""
+    kernels = [k for k in program.kernels if kernel_name is None or k.name == kernel_name]
+    meta = (kernels[0].metadata or {}) if kernels else {}
+    value = meta.get(".max_flat_workgroup_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _check_launch_block(block, required, bound, where: str) -> None:
+    threads = block[0] * block[1] * block[2]
+    if required is not None and tuple(block) != tuple(required):
+        raise GemmError(f"{where}: block {'x'.join(map(str, block))} is not the kernel's .reqd_workgroup_size "
+                        f"{'x'.join(map(str, required))}; the hardware would not launch it")
+    if bound is not None and threads > bound:
+        raise GemmError(f"{where}: block {'x'.join(map(str, block))} has {threads} work-items, more than the "
+                        f"kernel's .max_flat_workgroup_size {bound} (its launch bounds); the hardware would not "
+                        "launch it")
+
+
+def geometry(path: str | Path, n: int, grid=None, block=None, required=None, bound=None) -> Geometry:
     """Launch geometry for size ``n``; raises :class:`GemmError` when ``n`` does not fit.
-    ``required``: the kernel's ``.reqd_workgroup_size`` (see :func:`required_block`)."""
+    ``required``: the kernel's ``.reqd_workgroup_size`` (see :func:`required_block`); ``bound``: its
+    ``.max_flat_workgroup_size`` (see :func:`launch_bound`)."""
     if n < 1:
         raise GemmError(f"--gemm {n}: N must be positive")
     if n > MAX_N:
@@ -119,25 +147,33 @@ def geometry(path: str | Path, n: int, grid=None, block=None, required=None) -> 
         abi = entry.get("abi", "gemm")
         if abi not in ABIS:
             raise GemmError(f"{where}: abi must be one of {', '.join(ABIS)}, not {abi!r}")
+        _check_launch_block(b, required, bound, where)
         return Geometry((gx, gy, 1), (b[0], b[1], b[2]), "kernels.json", abi)
     sources = []
+    defaults = []
     if block is not None:
+        _check_launch_block(block, required, bound, "--block")
         sources.append("block from --block")
     elif required is not None:
         block = tuple(required)
         sources.append("block from .reqd_workgroup_size")
+    elif bound is not None and bound != COMPILER_FLAT_LIMIT:
+        block = (bound, 1, 1)
+        sources.append("block from .max_flat_workgroup_size (the kernel's launch bounds)")
     else:
         block = (128, 1, 1)
         sources.append("128 threads by default")
+        defaults.append("block")
     if grid is None:
         if n % 128:
             raise GemmError(f"--gemm {n}: the default grid (N/128 x N/128, one workgroup per 128 x 128 tile of C) "
                             "needs N a multiple of 128; give --grid for other launches")
         grid = (n // 128, n // 128, 1)
-        sources.append("grid N/128 x N/128 (128 x 128 tiles)")
+        sources.append("grid N/128 x N/128 (128 x 128 tiles) by default")
+        defaults.append("grid")
     else:
         sources.append("grid from --grid")
-    return Geometry(tuple(grid), tuple(block), ", ".join(sources), abi)
+    return Geometry(tuple(grid), tuple(block), ", ".join(sources), abi, defaults=tuple(defaults))
 
 
 @dataclass

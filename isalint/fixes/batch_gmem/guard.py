@@ -173,7 +173,21 @@ def size_atom(plan) -> str | None:
     return next(iter(found), None)
 
 
-def check_sizes(plan, max_n: int | None) -> Limits:
+@dataclass
+class IndexLimit:
+    """The largest N for which the loop's address arithmetic is exact in workgroup 0."""
+
+    limit: int
+    name: str  # how N is shown ("N", or the argument's name and offset)
+    cond: Cond | None  # the condition that sets the limit (None: nothing depends on N)
+    assumed: list[Cond]  # conditions with workgroup ids, checked in workgroup 0 only
+    shown: str = ""  # cond's value as the user reads it
+
+
+def index_limit(plan) -> IndexLimit:
+    """The original's own size limit: every condition the evaluator recorded on the loop's load
+    addresses and counters (a sign-extended 32-bit index in range, ...) bounded over the lanes, the
+    counters and ``1 <= N``, with workgroup ids at 0 (larger ids only lower it)."""
     ev = plan.ev
     program = ev.program
     size = size_atom(plan)
@@ -187,6 +201,7 @@ def check_sizes(plan, max_n: int | None) -> Limits:
         conds |= c.conds
     assumed = []
     original = INT32_MAX
+    worst = None
     for cond in sorted(conds, key=lambda c: (c.line, str(c.poly))):
         poly = cond.poly
         if poly.atoms() & wg:
@@ -199,7 +214,20 @@ def check_sizes(plan, max_n: int | None) -> Limits:
             n = bounder.largest(poly, cond.lo, cond.hi, cond.what)
         except _Unbounded:
             raise FixRefused(f"{program.path}:{cond.line}: cannot bound {cond.poly.render(names)}, which {cond.what}") from None
-        original = min(original, n)
+        if n < original:
+            original, worst = n, cond
+    return IndexLimit(original, _size_name(ev, size), worst, assumed,
+                      worst.poly.render(names) if worst is not None else "")
+
+
+def check_sizes(plan, max_n: int | None) -> Limits:
+    ev = plan.ev
+    program = ev.program
+    size = size_atom(plan)
+    names = display_names(ev, size)
+    bounder = Bounder(ev, size, plan.counters)
+    found = index_limit(plan)
+    assumed, original = found.assumed, found.limit
     if original < 1:
         raise FixRefused(f"{program.path}: the original's address arithmetic overflows even for N = 1")
     fits = INT32_MAX
