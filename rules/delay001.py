@@ -59,11 +59,11 @@ stalls in the ALU and the ALU does nothing else).
 """
 from __future__ import annotations
 
-from isalint.model.alu_delays import pending_dependencies
+from isalint.hw import latency as _lat
+from isalint.model.alu_delays import issue_cycles, pending_dependencies
+from isalint.model.hotness import ASSUMED_TRIPS, hotness
 
-from isalint.model.hotness import hotness
-
-from .cost import SiteCost, aggregate
+from .cost import SiteCost, aggregate, region_of
 
 CODE = "DELAY001"
 NAME = "missing-delay-alu"
@@ -114,18 +114,127 @@ def _executions(analysis, index: int) -> int:
     return cache[key]
 
 
+LOOP_SHARE_WARN = 0.05  # of an iteration's cycles: a smaller stall is not a material one
+MAIN_LOOP_SHARE = 0.5  # a loop with a known trip count is hot from half the main loop's issue cycles on
+
+
+def _own_issue(analysis, loop) -> int:
+    """Cycles one iteration of ``loop`` takes to issue its own instructions (not its inner loops'),
+    each as the delay counting sees it (``s_nop N`` N+1, hints none)."""
+    cache = analysis.__dict__.setdefault("_delay001_issue", {})
+    if loop.header not in cache:
+        cfg, instrs = analysis.cfg, analysis.program.instrs
+        cache[loop.header] = sum(issue_cycles(instrs[i]) for i in loop.indices(cfg) if cfg.loop_of(i) is loop)
+    return cache[loop.header]
+
+
+def _main_loops(analysis, kernel) -> tuple[set, int]:
+    """The kernel's hottest loops by modelled issue cycles per wave (own issue cycles times
+    executions), and that weight."""
+    key = kernel.first if kernel is not None else -1
+    cache = analysis.__dict__.setdefault("_delay001_main", {})
+    if key not in cache:
+        h, cfg = hotness(analysis), analysis.cfg
+        weights = {}
+        for lp in cfg.loops:
+            first = lp.indices(cfg)[0]
+            if analysis.program.kernel_of(first) is kernel:
+                weights[lp.header] = _own_issue(analysis, lp) * h.of_loop(lp).count
+        top = max(weights.values(), default=0)
+        cache[key] = ({hd for hd, w in weights.items() if w == top}, top, weights)
+    main, top, weights = cache[key]
+    return main, top, weights
+
+
+def _standing(analysis, region, stall: float) -> dict:
+    """What one region's stall means: its share of an iteration, whether the loop is hot and how sure
+    the numbers are."""
+    if region.loop is None:
+        return {"hot": False, "loop_issue_cycles": None, "loop_share": None, "trips_known": True,
+                "confidence": "low", "why": "the code outside loops runs once per wave"}
+    loop = region.loop
+    issue = _own_issue(analysis, loop)
+    share = stall / (issue + stall) if issue + stall else 0.0
+    main, top, weights = _main_loops(analysis, region.kernel)
+    known = region.executions.known
+    is_main = loop.header in main
+    around = not is_main and any(_encloses(loop, lp) for lp in analysis.cfg.loops if lp.header in main)
+    hot = is_main or around or (known and top and weights.get(loop.header, 0) >= MAIN_LOOP_SHARE * top)
+    if is_main:
+        why = "the kernel's hottest loop by modelled issue cycles"
+    elif around:
+        why = "a loop around the kernel's hottest loop (each of its iterations runs that loop)"
+    elif hot:
+        why = "a hot loop: its trip count is in the code and it issues at least half the main loop's cycles"
+    else:
+        why = "not the kernel's hottest loop"
+    if known:
+        why += "; its trip count is in the code"
+    else:
+        why += f"; its trip count is not in the code ({ASSUMED_TRIPS} assumed)"
+    confidence = "high" if hot and known else "medium" if hot else "low"
+    return {"hot": bool(hot), "loop_issue_cycles": issue, "loop_share": round(share, 4), "trips_known": known,
+            "confidence": confidence, "why": why}
+
+
+def _encloses(outer, inner) -> bool:
+    lp = inner.parent
+    while lp is not None:
+        if lp is outer:
+            return True
+        lp = lp.parent
+    return False
+
+
 def check(analysis):
     sites = list(_sites(analysis))
     if not sites:
         return
+    standing: dict = {}
+
+    def facts(region, group):
+        key = (id(region.kernel), id(region.loop))
+        if key not in standing:
+            standing[key] = _standing(analysis, region, sum(s.cycles for s in group))
+        return standing[key]
+
+    def material(region, group):
+        f = facts(region, group)
+        return f["hot"] and f["loop_share"] is not None and f["loop_share"] >= LOOP_SHARE_WARN
 
     def headline(region, group, cost):
         n = len(group)
-        when = "per iteration" if region.loop is not None else "once per wave"
+        f = facts(region, group)
         total = cost["cycles_per_execution"]
         avg = " on average" if any(s.cycles != int(s.cycles) for s in group) else ""
+        if region.loop is not None:
+            when = (f"per iteration{avg} ({100 * f['loop_share']:.0f}% of an iteration's "
+                    f"{f['loop_issue_cycles'] + total:.3g} cycles)")
+        else:
+            when = f"once per wave{avg}"
         return (f"{n} ALU instruction{'s' if n > 1 else ''} in {region.name} read{'' if n > 1 else 's'} a result "
-                f"still in flight with no s_delay_alu naming it: the SIMD stalls {total:.3g} "
-                f"cycle{'s' if total != 1 else ''} {when}{avg} instead of issuing other waves")
+                f"still in flight with no s_delay_alu naming it: the SIMD stalls up to {total:.3g} "
+                f"cycle{'s' if total != 1 else ''} {when} instead of issuing other waves")
 
-    yield from aggregate(analysis, CODE, sites, headline, fix=lambda region, group: FIXABLE)
+    for diag in aggregate(analysis, CODE, sites, headline, eligible=material, fix=lambda region, group: FIXABLE):
+        region = region_of(analysis, _index_of(analysis, diag))
+        f = standing[(id(region.kernel), id(region.loop))]
+        diag.cost.update({k: f[k] for k in ("loop_issue_cycles", "loop_share", "hot", "confidence")})
+        verdict = ("a material stall in a hot loop" if diag.severity == "warning" else
+                   "small or unproven: " + ("the loop is not shown to be hot" if region.loop is not None and not f["hot"]
+                                            else "under 5% of an iteration" if region.loop is not None
+                                            and f["loop_share"] < LOOP_SHARE_WARN else
+                                            "under 1% of the kernel's VALU issue" if region.loop is not None
+                                            else "code that runs once per wave"))
+        diag.notes.insert(1, f"how sure ({f['confidence']}): {f['why']}; dependencies and latencies are LLVM's gfx11 "
+                             f"scheduling facts (VALU {_lat.VALU_LATENCY} cycles, 64-bit {_lat.VALU64_LATENCY}, "
+                             f"transcendental {_lat.TRANS_LATENCY}, SALU {_lat.SALU_LATENCY}); each stall is an upper "
+                             f"bound, paid only while another wave on the SIMD has an instruction ready; {verdict}")
+        yield diag
+
+
+def _index_of(analysis, diag) -> int:
+    cache = analysis.__dict__.setdefault("_delay001_line", None)
+    if cache is None:
+        cache = analysis.__dict__["_delay001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
+    return cache[diag.line]

@@ -198,16 +198,37 @@ def carry_writes(ins) -> set[str]:
 
 
 def bundled_with_previous(instrs, i: int) -> bool:
-    """The ``s_add_u32``/``s_addc_u32`` of a PC-relative address (``s_getpc_b64`` then the two adds
-    of ``sym@rel32@lo+4``/``@hi+12``): the compiler keeps the three together and writes no hint
-    between them - a line in between would move the PC the offsets are counted from."""
+    """Whether instruction ``i`` is one the compiler never gives a hint although it may read a result
+    in flight, because it is part of a PC-relative sequence:
+
+    * the ``s_add_u32``/``s_addc_u32`` of a PC-relative address (``s_getpc_b64`` then the two adds
+      of ``sym@rel32@lo+4``/``@hi+12``): LLVM bundles the three and writes no hint inside a bundle -
+      a line in between would move the PC the offsets are counted from;
+    * the adds and the ``s_setpc_b64`` of a long branch (``s_getpc_b64``, adds of a label
+      difference, ``s_setpc_b64``): LLVM writes them after its hints, when it relaxes a branch too far
+      for ``s_branch``."""
     ins = instrs[i]
-    if ins.opcode not in ("s_add_u32", "s_addc_u32") or "@" not in ins.text():
-        return False
+    if ins.opcode in ("s_add_u32", "s_addc_u32"):
+        return _pc_relative_add(ins) and _after_getpc(instrs, i)
+    if ins.opcode == "s_setpc_b64" and i >= 1:
+        prev = instrs[i - 1]
+        return (prev.opcode == "s_addc_u32" and _pc_relative_add(prev) and "@" not in prev.text()
+                and _after_getpc(instrs, i - 1))
+    return False
+
+
+def _pc_relative_add(ins) -> bool:
+    ops = ins.stmts[0].operands
+    return len(ops) == 3 and ops[2].kind in ("expr", "label")
+
+
+def _after_getpc(instrs, i: int) -> bool:
     for j in (i - 1, i - 2):
-        if j >= 0 and instrs[j].opcode == "s_getpc_b64":
+        if j < 0:
+            return False
+        if instrs[j].opcode == "s_getpc_b64":
             return True
-        if j >= 0 and instrs[j].opcode not in ("s_add_u32",):
+        if instrs[j].opcode != "s_add_u32" or not _pc_relative_add(instrs[j]):
             return False
     return False
 
@@ -459,7 +480,7 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     instrs = program.instrs
     blocks = cfg.blocks
     facts, declared_by = _facts(instrs, t)
-    bundled = frozenset(i for i, ins in enumerate(instrs) if ins.opcode in ("s_add_u32", "s_addc_u32")
+    bundled = frozenset(i for i, ins in enumerate(instrs) if ins.opcode in ("s_add_u32", "s_addc_u32", "s_setpc_b64")
                         and bundled_with_previous(instrs, i))
     declared = [_Declared(declared_by, b.first) if hints else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
