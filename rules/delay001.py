@@ -142,12 +142,14 @@ MAIN_LOOP_SHARE = 0.5  # a loop with a known trip count is hot from half the mai
 
 
 def _own_issue(analysis, loop) -> int:
-    """Cycles one iteration of ``loop`` takes to issue its own instructions (not its inner loops'),
-    each as the delay counting sees it (``s_nop N`` N+1, hints none)."""
+    """Cycles one iteration of ``loop`` keeps the SIMD busy with its own instructions (not its inner
+    loops'): each as the delay counting sees it (``s_nop N`` N+1, hints none), a WMMA for as long as it
+    holds the matrix path (:data:`isalint.hw.latency.WMMA_CYCLES`)."""
     cache = analysis.__dict__.setdefault("_delay001_issue", {})
     if loop.header not in cache:
         cfg, instrs = analysis.cfg, analysis.program.instrs
-        cache[loop.header] = sum(issue_cycles(instrs[i]) for i in loop.indices(cfg) if cfg.loop_of(i) is loop)
+        cache[loop.header] = sum(_lat.WMMA_CYCLES if instrs[i].opcode.startswith("v_wmma_") else issue_cycles(instrs[i])
+                                 for i in loop.indices(cfg) if cfg.loop_of(i) is loop)
     return cache[loop.header]
 
 
