@@ -29,8 +29,13 @@ def _analysis(text: str, path: str = "k.s") -> Analysis:
     return Analysis.from_source(parse_text(text, path))
 
 
+# GEMM-like kernels compiled by clang 19 only to be the oracle of this rule: 64-bit index math (VOP3b
+# carries), branches, calls, FP64, transcendental and packed FP16 code
+DELAY_CORPUS = KERNELS.parent / "delay_corpus"
+
+
 def _compiled():
-    out = list(COMPILED)
+    out = list(COMPILED) + sorted(DELAY_CORPUS.glob("*.s"))
     if KERNEL5.is_file():
         out.append(KERNEL5)
     return out
@@ -214,3 +219,24 @@ def test_a_loop_with_many_findings_is_named_once(monkeypatch):
     found = list(check_analysis(analysis, ["DELAY001"]))
     assert len(found) == 1 and len(found[0].sites) == 2000
     assert 1 <= len(made) <= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", sorted(DELAY_CORPUS.glob("*.hip")), ids=lambda p: p.name)
+def test_clang19_rebuilds_of_the_corpus_agree_hint_for_hint(source, tmp_path):
+    """The corpus compiled again by the clang 19 on this machine: its hints and the rule agree."""
+    import shutil
+
+    if shutil.which("clang-19") is None:
+        pytest.skip("clang-19 is not installed")
+    out = tmp_path / (source.stem + ".s")
+    proc = subprocess.run(["clang-19", "-x", "hip", "--offload-arch=gfx1100", "--cuda-device-only", "-nogpulib", "-S",
+                           "-O3", "-I/usr/include", f"-I{DELAY_CORPUS}", str(source), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert pending_dependencies(_analysis(text, str(out))) == []
+    hinted = _hinted_lines(_analysis(text, str(out)))
+    stripped, old_of = _strip(text)
+    analysis = _analysis(stripped, str(out))
+    assert {old_of[analysis.program.instrs[p.consumer].lineno] for p in pending_dependencies(analysis)} == hinted
