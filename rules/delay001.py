@@ -62,6 +62,14 @@ v_lshrrev_b32_e32 v1, 3, v0
 s_delay_alu instid0(VALU_DEP_1)
 v_lshlrev_b32_e32 v1, 12, v1
 ```
+Not reported (the compiler writes no hint either): a carry read three cycles
+after `v_add_co_u32` wrote it, its SGPR result being in flight 2 cycles.
+```asm
+v_add_co_u32 v5, s7, v9, 2
+v_add3_u32 v17, v17, v19, v18
+v_mov_b32_e32 v21, s5
+v_add_co_ci_u32_e64 v7, s7, 0, v8, s7
+```
 
 ## Fix safety
 `isalint fix --delay-alu` writes the hints of each block that lacks one again
@@ -76,8 +84,12 @@ for byte. Every other `fix` pass writes the hints its own new code needs.
 
 ## Reference
 RDNA3 ISA guide, "S_DELAY_ALU" and its "Data Dependency Resolution" section;
-LLVM `AMDGPUInsertDelayAlu.cpp` (which dependencies get a hint, the encodable
-distances); Mesa ACO `aco_insert_delay_alu.cpp` (without the hint the wave
+LLVM `AMDGPUInsertDelayAlu.cpp` (which dependencies get a hint: explicit
+operands only, states merged over a block's predecessors until they settle, no
+hint inside a bundle, every VALU result ended by LDS, memory, export and
+`s_waitcnt_depctr va_vdst(0)` but not by `s_waitcnt`; the encodable
+distances) and its scheduling model (`SISchedule.td`, and `SchedRW = [Write32Bit,
+WriteSALU]` of the VOP3b carries in `VOP2Instructions.td`/`VOP3Instructions.td`); Mesa ACO `aco_insert_delay_alu.cpp` (without the hint the wave
 stalls in the ALU and the ALU does nothing else).
 """
 from __future__ import annotations
