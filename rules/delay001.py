@@ -80,7 +80,10 @@ hint where it needs two, and a single wait carried for the next instruction with
 `instskip`, as the compiler writes them). A hint changes no result, only which
 wave issues while the dependency resolves, so the fix is validated on machine
 code: the output must assemble and, without its hints, be the input's code byte
-for byte. Every other `fix` pass writes the hints its own new code needs.
+for byte. That check cannot see an address counted in bytes from `s_getpc_b64`
+(a disassembled code object's long jumps: `s_add_i32 s68, 0xc98, 4`), which
+any added line can move, so a file that branches that way is refused. Every
+other `fix` pass writes the hints its own new code needs.
 
 ## Reference
 RDNA3 ISA guide, "S_DELAY_ALU" and its "Data Dependency Resolution" section;

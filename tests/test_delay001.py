@@ -240,3 +240,22 @@ def test_clang19_rebuilds_of_the_corpus_agree_hint_for_hint(source, tmp_path):
     stripped, old_of = _strip(text)
     analysis = _analysis(stripped, str(out))
     assert {old_of[analysis.program.instrs[p.consumer].lineno] for p in pending_dependencies(analysis)} == hinted
+
+
+def test_fix_refuses_code_that_branches_by_a_numeric_pc_offset():
+    """A disassembled code object reaches its far labels by a byte count from s_getpc_b64: every hint
+    written before the target would move it, and the machine-code check (the output without its hints
+    is the input) cannot see that, so the pass refuses; a label difference the assembler works out is
+    fine."""
+    from isalint.fixes import FixRefused
+
+    body = ("\t.text\n\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1100\"\nk:\n"
+            "\tv_lshrrev_b32_e32 v1, 3, v0\n\tv_lshlrev_b32_e32 v1, 12, v1\n"
+            "\ts_getpc_b64 s[66:67]\n{add}\n\ts_addc_u32 s67, s67, 0\n\ts_setpc_b64 s[66:67]\n"
+            ".Lfar:\n\ts_endpgm\n")
+    numeric = body.replace("{add}", "\ts_add_i32 s68, 0x10, 4\n\ts_add_u32 s66, s66, s68")
+    with pytest.raises(FixRefused, match=":6: s_getpc_b64 with a numeric offset"):
+        delay_alu.apply(_analysis(numeric), {})
+    labelled = body.replace("{add}", ".Lpost:\n\ts_add_u32 s66, s66, (.Lfar-.Lpost)&4294967295")
+    fixed = delay_alu.apply(_analysis(labelled), {}).text
+    assert "s_delay_alu instid0(VALU_DEP_1)\n\tv_lshlrev_b32_e32 v1, 12, v1" in fixed
