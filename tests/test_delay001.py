@@ -259,3 +259,18 @@ def test_fix_refuses_code_that_branches_by_a_numeric_pc_offset():
     labelled = body.replace("{add}", ".Lpost:\n\ts_add_u32 s66, s66, (.Lfar-.Lpost)&4294967295")
     fixed = delay_alu.apply(_analysis(labelled), {}).text
     assert "s_delay_alu instid0(VALU_DEP_1)\n\tv_lshlrev_b32_e32 v1, 12, v1" in fixed
+
+
+def test_a_finding_says_its_share_of_the_iteration_and_how_sure_it_is():
+    from conftest import SNIPPETS
+
+    path = SNIPPETS / "delay001" / "severity.s"
+    found = {d.severity: d for d in check_analysis(_analysis(path.read_text(), str(path)), ["DELAY001"])}
+    main, tail = found["warning"], found["info"]
+    # the main loop: 4 cycles against its 21 issue cycles, hot by its weight, its trip count assumed
+    assert (main.cost["cycles_per_execution"], main.cost["loop_issue_cycles"]) == (4, 21)
+    assert main.cost["loop_share"] == round(4 / 25, 4) and main.cost["hot"] and main.cost["confidence"] == "medium"
+    assert "(16% of an iteration's 25 cycles)" in main.message
+    # the remainder loop loses two thirds of its iterations, but nothing shows it runs often
+    assert tail.cost["loop_share"] == round(10 / 15, 4) and not tail.cost["hot"] and tail.cost["confidence"] == "low"
+    assert any("not shown to be hot" in n for n in tail.notes)
