@@ -6,19 +6,40 @@ VALU, transcendental or SALU instruction wrote, while that result can still be
 in flight, with no `s_delay_alu` before it that names the dependency (or a
 closer one of the same kind). "Recent" is what the hint can express: a VALU
 result up to 4 VALU instructions back that is younger than its latency (5
-cycles, 6 for 64-bit results, 8 for quarter-rate multiplies), a
-transcendental one up to 3 transcendental instructions back (10 cycles), an
-SALU one within 2 cycles. LDS and memory instructions wait for every VALU
-result before they issue and end what is pending. Paths are followed across
-branches and around loops, as LLVM's `AMDGPUInsertDelayAlu` follows them: on
-every kernel clang 19 compiled for the fixtures, and on the corpus's
-kernel5.s, this rule and the compiler agree hint for hint.
+cycles, 6 for 64-bit results and 64-bit compares, 8 for quarter-rate
+multiplies, 2 for the SGPR carry of `v_add_co_u32`-style VOP3b instructions),
+a transcendental one up to 3 transcendental instructions back (10 cycles), an
+SALU one within 2 cycles. Only written operands count, EXEC and VCC included
+when they are written out (`s_or_b32 exec_lo, exec_lo, s0`); the VCC the
+32-bit forms imply is not followed. LDS and memory instructions wait for
+every VALU result before they issue and end what is pending. Paths are
+followed across branches and around loops, the states of a block's
+predecessors merged, as LLVM's `AMDGPUInsertDelayAlu` does; the adds of a
+PC-relative address after `s_getpc_b64` (and a long branch's `s_setpc_b64`)
+never get a hint, as in the compiler. On every kernel clang 19 compiled for
+the fixtures, on kernel5.s and on a corpus of 16 clang 19 GEMM kernels
+(naive, tiled, register-blocked, 64-bit index math, branches, unrolled,
+double, half, integer), this rule names exactly the instructions the compiler
+hinted, so on compiler output it reports nothing.
 
 ## Severity
-Cost-weighted like the other performance rules: each site costs the cycles
-the result still needs, once per execution of its loop; a warning when one
-loop's sites add up to 1% of the kernel's VALU issue cycles, info otherwise
-and always info in code that runs once per wave.
+By what the stall costs and how sure that is. Each site costs at most the
+cycles its result still needs, once per execution of its loop (a result from
+outside the loop only on entering it). A loop's finding says the stall per
+iteration and its share of the iteration (the stall against the cycles the
+iteration takes to issue); the numbers are the latencies in `isalint/hw`
+(LLVM's gfx11 scheduling model), and a stall is an upper bound, paid only
+while another wave on the SIMD has an instruction ready. It is a warning only
+for a material stall in a hot loop: at least 5% of an iteration and 1% of the
+kernel's modelled VALU issue cycles, in the kernel's hottest loop (by issue
+cycles per wave), a loop around it, or a loop whose trip count is in the code
+and that issues at least half as much. Everything else is info: code that runs
+once per wave, a small stall, or a loop not shown to be hot (a remainder loop
+beside the main loop, whose trip count is only assumed). The finding's notes
+and its JSON `cost` say how sure it is (`confidence`: high when the loop is
+hot and its trip count is in the code, medium when it is the hottest loop but
+its trip count is assumed, low otherwise), with `loop_issue_cycles`,
+`loop_share` and `hot`.
 
 ## Why it matters
 On gfx11 the SIMD front end does not switch to another wave when the
@@ -41,29 +62,46 @@ v_lshrrev_b32_e32 v1, 3, v0
 s_delay_alu instid0(VALU_DEP_1)
 v_lshlrev_b32_e32 v1, 12, v1
 ```
+Not reported (the compiler writes no hint either): a carry read three cycles
+after `v_add_co_u32` wrote it, its SGPR result being in flight 2 cycles.
+```asm
+v_add_co_u32 v5, s7, v9, 2
+v_add3_u32 v17, v17, v19, v18
+v_mov_b32_e32 v21, s5
+v_add_co_ci_u32_e64 v7, s7, 0, v8, s7
+```
 
 ## Fix safety
-`isalint fix --delay-alu` writes the hints of each block that lacks one again:
+`isalint fix --delay-alu` writes the hints of each block that lacks one again
+(never between `s_getpc_b64` and its PC-relative adds, where a line would
+change the address they compute):
 one `s_delay_alu` before each instruction that needs a wait (two waits in one
 hint where it needs two, and a single wait carried for the next instruction with
 `instskip`, as the compiler writes them). A hint changes no result, only which
 wave issues while the dependency resolves, so the fix is validated on machine
 code: the output must assemble and, without its hints, be the input's code byte
-for byte. Every other `fix` pass writes the hints its own new code needs.
+for byte. That check cannot see an address counted in bytes from `s_getpc_b64`
+(a disassembled code object's long jumps: `s_add_i32 s68, 0xc98, 4`), which
+any added line can move, so a file that branches that way is refused. Every
+other `fix` pass writes the hints its own new code needs.
 
 ## Reference
 RDNA3 ISA guide, "S_DELAY_ALU" and its "Data Dependency Resolution" section;
-LLVM `AMDGPUInsertDelayAlu.cpp` (which dependencies get a hint, the encodable
-distances); Mesa ACO `aco_insert_delay_alu.cpp` (without the hint the wave
+LLVM `AMDGPUInsertDelayAlu.cpp` (which dependencies get a hint: explicit
+operands only, states merged over a block's predecessors until they settle, no
+hint inside a bundle, every VALU result ended by LDS, memory, export and
+`s_waitcnt_depctr va_vdst(0)` but not by `s_waitcnt`; the encodable
+distances) and its scheduling model (`SISchedule.td`, and `SchedRW = [Write32Bit,
+WriteSALU]` of the VOP3b carries in `VOP2Instructions.td`/`VOP3Instructions.td`); Mesa ACO `aco_insert_delay_alu.cpp` (without the hint the wave
 stalls in the ALU and the ALU does nothing else).
 """
 from __future__ import annotations
 
-from isalint.model.alu_delays import pending_dependencies
+from isalint.hw import latency as _lat
+from isalint.model.alu_delays import issue_cycles, pending_dependencies
+from isalint.model.hotness import ASSUMED_TRIPS, hotness
 
-from isalint.model.hotness import hotness
-
-from .cost import SiteCost, aggregate
+from .cost import SiteCost, aggregate, region_of
 
 CODE = "DELAY001"
 NAME = "missing-delay-alu"
@@ -114,18 +152,129 @@ def _executions(analysis, index: int) -> int:
     return cache[key]
 
 
+LOOP_SHARE_WARN = 0.05  # of an iteration's cycles: a smaller stall is not a material one
+MAIN_LOOP_SHARE = 0.5  # a loop with a known trip count is hot from half the main loop's issue cycles on
+
+
+def _own_issue(analysis, loop) -> int:
+    """Cycles one iteration of ``loop`` keeps the SIMD busy with its own instructions (not its inner
+    loops'): each as the delay counting sees it (``s_nop N`` N+1, hints none), a WMMA for as long as it
+    holds the matrix path (:data:`isalint.hw.latency.WMMA_CYCLES`)."""
+    cache = analysis.__dict__.setdefault("_delay001_issue", {})
+    if loop.header not in cache:
+        cfg, instrs = analysis.cfg, analysis.program.instrs
+        cache[loop.header] = sum(_lat.WMMA_CYCLES if instrs[i].opcode.startswith("v_wmma_") else issue_cycles(instrs[i])
+                                 for i in loop.indices(cfg) if cfg.loop_of(i) is loop)
+    return cache[loop.header]
+
+
+def _main_loops(analysis, kernel) -> tuple[set, int]:
+    """The kernel's hottest loops by modelled issue cycles per wave (own issue cycles times
+    executions), and that weight."""
+    key = kernel.first if kernel is not None else -1
+    cache = analysis.__dict__.setdefault("_delay001_main", {})
+    if key not in cache:
+        h, cfg = hotness(analysis), analysis.cfg
+        weights = {}
+        for lp in cfg.loops:
+            first = lp.indices(cfg)[0]
+            if analysis.program.kernel_of(first) is kernel:
+                weights[lp.header] = _own_issue(analysis, lp) * h.of_loop(lp).count
+        top = max(weights.values(), default=0)
+        cache[key] = ({hd for hd, w in weights.items() if w == top}, top, weights)
+    main, top, weights = cache[key]
+    return main, top, weights
+
+
+def _standing(analysis, region, stall: float) -> dict:
+    """What one region's stall means: its share of an iteration, whether the loop is hot and how sure
+    the numbers are."""
+    if region.loop is None:
+        return {"hot": False, "loop_issue_cycles": None, "loop_share": None, "trips_known": True,
+                "confidence": "low", "why": "the code outside loops runs once per wave"}
+    loop = region.loop
+    issue = _own_issue(analysis, loop)
+    share = stall / (issue + stall) if issue + stall else 0.0
+    main, top, weights = _main_loops(analysis, region.kernel)
+    known = region.executions.known
+    is_main = loop.header in main
+    around = not is_main and any(_encloses(loop, lp) for lp in analysis.cfg.loops if lp.header in main)
+    hot = is_main or around or (known and top and weights.get(loop.header, 0) >= MAIN_LOOP_SHARE * top)
+    if is_main:
+        why = "the kernel's hottest loop by modelled issue cycles"
+    elif around:
+        why = "a loop around the kernel's hottest loop (each of its iterations runs that loop)"
+    elif hot:
+        why = "a hot loop: its trip count is in the code and it issues at least half the main loop's cycles"
+    else:
+        why = "not the kernel's hottest loop"
+    if known:
+        why += "; its trip count is in the code"
+    else:
+        why += f"; its trip count is not in the code ({ASSUMED_TRIPS} assumed)"
+    confidence = "high" if hot and known else "medium" if hot else "low"
+    return {"hot": bool(hot), "loop_issue_cycles": issue, "loop_share": round(share, 4), "trips_known": known,
+            "confidence": confidence, "why": why}
+
+
+def _encloses(outer, inner) -> bool:
+    lp = inner.parent
+    while lp is not None:
+        if lp is outer:
+            return True
+        lp = lp.parent
+    return False
+
+
 def check(analysis):
     sites = list(_sites(analysis))
     if not sites:
         return
+    standing: dict = {}
+
+    def facts(region, group):
+        key = (id(region.kernel), id(region.loop))
+        if key not in standing:
+            standing[key] = _standing(analysis, region, sum(s.cycles for s in group))
+        return standing[key]
+
+    def material(region, group):
+        f = facts(region, group)
+        return f["hot"] and f["loop_share"] is not None and f["loop_share"] >= LOOP_SHARE_WARN
 
     def headline(region, group, cost):
         n = len(group)
-        when = "per iteration" if region.loop is not None else "once per wave"
+        f = facts(region, group)
         total = cost["cycles_per_execution"]
         avg = " on average" if any(s.cycles != int(s.cycles) for s in group) else ""
+        if region.loop is not None:
+            when = (f"per iteration{avg} ({100 * f['loop_share']:.0f}% of an iteration's "
+                    f"{f['loop_issue_cycles'] + total:.3g} cycles)")
+        else:
+            when = f"once per wave{avg}"
         return (f"{n} ALU instruction{'s' if n > 1 else ''} in {region.name} read{'' if n > 1 else 's'} a result "
-                f"still in flight with no s_delay_alu naming it: the SIMD stalls {total:.3g} "
-                f"cycle{'s' if total != 1 else ''} {when}{avg} instead of issuing other waves")
+                f"still in flight with no s_delay_alu naming it: the SIMD stalls up to {total:.3g} "
+                f"cycle{'s' if total != 1 else ''} {when} instead of issuing other waves")
 
-    yield from aggregate(analysis, CODE, sites, headline, fix=lambda region, group: FIXABLE)
+    for diag in aggregate(analysis, CODE, sites, headline, eligible=material, fix=lambda region, group: FIXABLE):
+        region = region_of(analysis, _index_of(analysis, diag))
+        f = standing[(id(region.kernel), id(region.loop))]
+        diag.cost.update({k: f[k] for k in ("loop_issue_cycles", "loop_share", "hot", "confidence")})
+        verdict = ("a material stall in a hot loop" if diag.severity == "warning" else
+                   "small or unproven: " + ("the loop is not shown to be hot" if region.loop is not None and not f["hot"]
+                                            else "under 5% of an iteration" if region.loop is not None
+                                            and f["loop_share"] < LOOP_SHARE_WARN else
+                                            "under 1% of the kernel's VALU issue" if region.loop is not None
+                                            else "code that runs once per wave"))
+        diag.notes.insert(1, f"how sure ({f['confidence']}): {f['why']}; dependencies and latencies are LLVM's gfx11 "
+                             f"scheduling facts (VALU {_lat.VALU_LATENCY} cycles, 64-bit {_lat.VALU64_LATENCY}, "
+                             f"transcendental {_lat.TRANS_LATENCY}, SALU {_lat.SALU_LATENCY}); each stall is an upper "
+                             f"bound, paid only while another wave on the SIMD has an instruction ready; {verdict}")
+        yield diag
+
+
+def _index_of(analysis, diag) -> int:
+    cache = analysis.__dict__.setdefault("_delay001_line", None)
+    if cache is None:
+        cache = analysis.__dict__["_delay001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
+    return cache[diag.line]

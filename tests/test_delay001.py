@@ -29,8 +29,13 @@ def _analysis(text: str, path: str = "k.s") -> Analysis:
     return Analysis.from_source(parse_text(text, path))
 
 
+# GEMM-like kernels compiled by clang 19 only to be the oracle of this rule: 64-bit index math (VOP3b
+# carries), branches, calls, FP64, transcendental and packed FP16 code
+DELAY_CORPUS = KERNELS.parent / "delay_corpus"
+
+
 def _compiled():
-    out = list(COMPILED)
+    out = list(COMPILED) + sorted(DELAY_CORPUS.glob("*.s"))
     if KERNEL5.is_file():
         out.append(KERNEL5)
     return out
@@ -214,3 +219,58 @@ def test_a_loop_with_many_findings_is_named_once(monkeypatch):
     found = list(check_analysis(analysis, ["DELAY001"]))
     assert len(found) == 1 and len(found[0].sites) == 2000
     assert 1 <= len(made) <= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", sorted(DELAY_CORPUS.glob("*.hip")), ids=lambda p: p.name)
+def test_clang19_rebuilds_of_the_corpus_agree_hint_for_hint(source, tmp_path):
+    """The corpus compiled again by the clang 19 on this machine: its hints and the rule agree."""
+    import shutil
+
+    if shutil.which("clang-19") is None:
+        pytest.skip("clang-19 is not installed")
+    out = tmp_path / (source.stem + ".s")
+    proc = subprocess.run(["clang-19", "-x", "hip", "--offload-arch=gfx1100", "--cuda-device-only", "-nogpulib", "-S",
+                           "-O3", "-I/usr/include", f"-I{DELAY_CORPUS}", str(source), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert pending_dependencies(_analysis(text, str(out))) == []
+    hinted = _hinted_lines(_analysis(text, str(out)))
+    stripped, old_of = _strip(text)
+    analysis = _analysis(stripped, str(out))
+    assert {old_of[analysis.program.instrs[p.consumer].lineno] for p in pending_dependencies(analysis)} == hinted
+
+
+def test_fix_refuses_code_that_branches_by_a_numeric_pc_offset():
+    """A disassembled code object reaches its far labels by a byte count from s_getpc_b64: every hint
+    written before the target would move it, and the machine-code check (the output without its hints
+    is the input) cannot see that, so the pass refuses; a label difference the assembler works out is
+    fine."""
+    from isalint.fixes import FixRefused
+
+    body = ("\t.text\n\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1100\"\nk:\n"
+            "\tv_lshrrev_b32_e32 v1, 3, v0\n\tv_lshlrev_b32_e32 v1, 12, v1\n"
+            "\ts_getpc_b64 s[66:67]\n{add}\n\ts_addc_u32 s67, s67, 0\n\ts_setpc_b64 s[66:67]\n"
+            ".Lfar:\n\ts_endpgm\n")
+    numeric = body.replace("{add}", "\ts_add_i32 s68, 0x10, 4\n\ts_add_u32 s66, s66, s68")
+    with pytest.raises(FixRefused, match=":6: s_getpc_b64 with a numeric offset"):
+        delay_alu.apply(_analysis(numeric), {})
+    labelled = body.replace("{add}", ".Lpost:\n\ts_add_u32 s66, s66, (.Lfar-.Lpost)&4294967295")
+    fixed = delay_alu.apply(_analysis(labelled), {}).text
+    assert "s_delay_alu instid0(VALU_DEP_1)\n\tv_lshlrev_b32_e32 v1, 12, v1" in fixed
+
+
+def test_a_finding_says_its_share_of_the_iteration_and_how_sure_it_is():
+    from conftest import SNIPPETS
+
+    path = SNIPPETS / "delay001" / "severity.s"
+    found = {d.severity: d for d in check_analysis(_analysis(path.read_text(), str(path)), ["DELAY001"])}
+    main, tail = found["warning"], found["info"]
+    # the main loop: 4 cycles against its 21 issue cycles, hot by its weight, its trip count assumed
+    assert (main.cost["cycles_per_execution"], main.cost["loop_issue_cycles"]) == (4, 21)
+    assert main.cost["loop_share"] == round(4 / 25, 4) and main.cost["hot"] and main.cost["confidence"] == "medium"
+    assert "(16% of an iteration's 25 cycles)" in main.message
+    # the remainder loop loses two thirds of its iterations, but nothing shows it runs often
+    assert tail.cost["loop_share"] == round(10 / 15, 4) and not tail.cost["hot"] and tail.cost["confidence"] == "low"
+    assert any("not shown to be hot" in n for n in tail.notes)

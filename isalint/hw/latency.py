@@ -11,6 +11,11 @@ VALU64_LATENCY = 6  # Write64Bit: 64-bit results
 QUARTER_RATE_LATENCY = 8  # WriteQuarterRate32 / WriteIntMul
 TRANS_LATENCY = 10  # WriteTrans32
 SALU_LATENCY = 2  # WriteSALU
+# The SGPR carry or mask a VALU instruction writes beside its VGPR result (v_add_co_u32's carry-out,
+# VOP3b): its second write in LLVM's scheduling model (VOP2b SchedRW = [Write32Bit, WriteSALU]), the SALU one.
+SGPR_CARRY_LATENCY = 2
+# A wave32 v_wmma_* (16x16x16) keeps the SIMD's matrix path this long (see isalint.hw.timing's source note).
+WMMA_CYCLES = 32
 
 # 32-bit integer multiplies and 64-bit integer multiply-adds run at quarter rate, their results after
 # QUARTER_RATE_LATENCY.

@@ -39,7 +39,7 @@ class Timing:
     quarter_rate_cycles: int = 4
     quarter_rate_latency: int = latency.QUARTER_RATE_LATENCY
     trans_latency: int = latency.TRANS_LATENCY
-    wmma_cycles: int = 32
+    wmma_cycles: int = latency.WMMA_CYCLES
     bank_stall_exposure: float = 0.45
     issue_per_cycle: int = 1
     # -- issue, scalar unit and control flow -------------------------------------------------------------

@@ -45,8 +45,11 @@ SKIP_NAMES = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
 VALU_MAX = 5  # a VALU result 5 VALU instructions back is complete (s_delay_alu encodes 1-4)
 TRANS_MAX = 4  # likewise 4 transcendental instructions back (encodes 1-3)
 SALU_CYCLES_MAX = 3  # longest SALU wait the hint encodes
+_CMP64 = re.compile(r"v_cmpx?_\w+_[iuf]64(_e32|_e64)?$")
 _FUNC = re.compile(r"(instid0|instskip|instid1)\((\w+)\)")
-_IMPLICIT = frozenset({"vcc", "vcc_lo", "vcc_hi", "exec", "exec_lo", "exec_hi", "scc", "m0"})
+_IMPLICIT = frozenset({"vcc", "vcc_lo", "vcc_hi", "exec", "exec_lo", "exec_hi", "scc", "m0"})  # implied operands
+_NEVER = frozenset({"scc", "null"})  # registers no hint is about
+_SALU_BRANCHES = ("s_swappc_b64", "s_setpc_b64")  # SOP1: SALU instructions that read their SGPR pair
 _WAITS_FOR_VALU = ("lds", "vmem_load", "vmem_store", "vmem_atomic", "scratch_load", "scratch_store", "export")
 
 
@@ -129,7 +132,7 @@ def alu_kind(ins) -> str | None:
         return "trans"
     if ins.klass in ("valu", "vopd"):
         return "valu"
-    if ins.klass == "salu":
+    if ins.klass == "salu" or ins.opcode in _SALU_BRANCHES:
         return "salu"
     return None
 
@@ -146,6 +149,8 @@ def result_latency(ins, timing=_default) -> int:
     if any(len(s.regs) == 2 and s.role in ("def", "defuse") and s.regs[0][0] == "v"
            for st in ins.slots for s in st):
         return _lat(timing, "valu64_latency")
+    if _CMP64.match(ins.opcode):
+        return _lat(timing, "valu64_latency")  # a 64-bit compare: its mask comes as late as a 64-bit result
     return _lat(timing, "valu_latency")
 
 
@@ -164,15 +169,68 @@ def issue_cycles(ins) -> int:
 
 
 def explicit_reads(ins) -> set[str]:
+    """The registers an instruction reads through its written operands. An operand the encoding
+    implies (VCC of the 32-bit VOPC/VOP2 forms, EXEC, SCC, M0) is not followed, as LLVM scans only
+    explicit operands; EXEC or VCC written as an explicit operand (``s_or_b32 exec_lo, exec_lo, s0``)
+    is."""
     # v_writelane_b32 keeps the other lanes of its destination: LLVM does not count that read
     roles = ("use",) if ins.opcode == "v_writelane_b32" else ("use", "defuse")
     return {r for st in ins.slots for s in st if s.role in roles and s.name not in _IMPLICIT
-            for r in s.regs if r not in _IMPLICIT}
+            for r in s.regs if r not in _NEVER}
 
 
 def explicit_writes(ins) -> set[str]:
     return {r for st in ins.slots for s in st if s.role in ("def", "defuse") and s.name not in _IMPLICIT
-            for r in s.regs if r not in _IMPLICIT}
+            for r in s.regs if r not in _NEVER}
+
+
+def carry_writes(ins) -> set[str]:
+    """The registers of a VALU instruction's second result, the SGPR carry or condition mask of
+    ``v_add_co_u32``, ``v_sub_co_ci_u32``, ``v_mad_u64_u32``, ``v_div_scale_f32`` (VOP3b): LLVM's
+    scheduling model gives that result the SALU write latency (:data:`isalint.hw.latency.SGPR_CARRY_LATENCY`),
+    not the VALU one, so a read of it needs a wait only right after the producer."""
+    if alu_kind(ins) != "valu" or ins.klass == "vopd":
+        return set()
+    slots = [s for st in ins.slots for s in st if s.role in ("def", "defuse") and s.name not in _IMPLICIT]
+    if len(slots) < 2 or slots[0].name != "vdst":
+        return set()
+    return {r for s in slots[1:] if s.name == "sdst" for r in s.regs if r not in _NEVER}
+
+
+def bundled_with_previous(instrs, i: int) -> bool:
+    """Whether instruction ``i`` is one the compiler never gives a hint although it may read a result
+    in flight, because it is part of a PC-relative sequence:
+
+    * the ``s_add_u32``/``s_addc_u32`` of a PC-relative address (``s_getpc_b64`` then the two adds
+      of ``sym@rel32@lo+4``/``@hi+12``): LLVM bundles the three and writes no hint inside a bundle -
+      a line in between would move the PC the offsets are counted from;
+    * the adds and the ``s_setpc_b64`` of a long branch (``s_getpc_b64``, adds of a label
+      difference, ``s_setpc_b64``): LLVM writes them after its hints, when it relaxes a branch too far
+      for ``s_branch``."""
+    ins = instrs[i]
+    if ins.opcode in ("s_add_u32", "s_addc_u32"):
+        return _pc_relative_add(ins) and _after_getpc(instrs, i)
+    if ins.opcode == "s_setpc_b64" and i >= 1:
+        prev = instrs[i - 1]
+        return (prev.opcode == "s_addc_u32" and _pc_relative_add(prev) and "@" not in prev.text()
+                and _after_getpc(instrs, i - 1))
+    return False
+
+
+def _pc_relative_add(ins) -> bool:
+    ops = ins.stmts[0].operands
+    return len(ops) == 3 and ops[2].kind in ("expr", "label")
+
+
+def _after_getpc(instrs, i: int) -> bool:
+    for j in (i - 1, i - 2):
+        if j < 0:
+            return False
+        if instrs[j].opcode == "s_getpc_b64":
+            return True
+        if instrs[j].opcode != "s_add_u32" or not _pc_relative_add(instrs[j]):
+            return False
+    return False
 
 
 # One register's pending result: (valu_cycles, valu_num, trans_cycles, trans_num, trans_num_valu,
@@ -250,7 +308,7 @@ class _Declared:
 def _facts(instrs, timing) -> tuple[list[tuple], list]:
     """What the walk needs of each instruction, worked out once per distinct instruction text: (kind,
     explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
-    opaque); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
+    opaque, writes ready as they issue); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
     by_text: dict[str, tuple] = {}
     decoded: dict[str, list] = {}
     out, hints = [], []
@@ -272,12 +330,13 @@ def _facts(instrs, timing) -> tuple[list[tuple], list]:
 
 def _work_out(ins, timing) -> tuple:
     if ins.opaque:
-        return (None, (), (), 0, 1, False, True)
+        return (None, (), (), 0, 1, False, True, ())
     kind = alu_kind(ins)
     if kind is None:
-        return (None, (), (), 0, issue_cycles(ins), _waits_for_valu(ins), False)
-    return (kind, tuple(sorted(explicit_reads(ins))), tuple(explicit_writes(ins)), result_latency(ins, timing),
-            issue_cycles(ins), False, False)
+        return (None, (), (), 0, issue_cycles(ins), _waits_for_valu(ins), False, ())
+    done = carry_writes(ins)
+    return (kind, tuple(sorted(explicit_reads(ins))), tuple(r for r in explicit_writes(ins) if r not in done),
+            result_latency(ins, timing), issue_cycles(ins), False, False, tuple(done))
 
 
 def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
@@ -300,7 +359,7 @@ def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
     return missing
 
 
-def _run_block(facts: list, block, entry: dict, declared: dict, found: list) -> dict:
+def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bundled=frozenset()) -> dict:
     """Walk one block from the pending results at its entry (relative form, as :func:`_merge`
     keeps them) to those at its exit; ``found`` gets the uncovered reads.
 
@@ -314,8 +373,9 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list) -> 
         vc, vn, tc, tn, tnv, sc, vp, tp, sp = e
         state[r] = (vc, -vn, tc, -tn, -tnv, sc, vp, tp, sp)
     pop = state.pop
+    carry_lat = _default.SGPR_CARRY_LATENCY
     for i in range(block.first, block.last):
-        kind, reads, writes, lat, cycles, waits, opaque = facts[i]
+        kind, reads, writes, lat, cycles, waits, opaque, done = facts[i]
         if waits or opaque:
             state = {}
             pop = state.pop
@@ -328,8 +388,12 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list) -> 
                     if popped is None:
                         popped = []
                     popped.append((r, a))
-            if popped is not None:
+            if popped is not None and i not in bundled:
                 _check_reads(i, popped, now, vcount, tcount, declared, found)
+        if done:
+            carry = (now + carry_lat, vcount, 0, -TRANS_MAX, -VALU_MAX, 0, i, -1, -1)
+            for r in done:
+                state[r] = carry
         if writes:
             # issued at ``now``; the counts include the producer itself once it has issued
             if kind == "valu":
@@ -416,6 +480,8 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     instrs = program.instrs
     blocks = cfg.blocks
     facts, declared_by = _facts(instrs, t)
+    bundled = frozenset(i for i, ins in enumerate(instrs) if ins.opcode in ("s_add_u32", "s_addc_u32", "s_setpc_b64")
+                        and bundled_with_previous(instrs, i))
     declared = [_Declared(declared_by, b.first) if hints else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
     found_in: list[list[Pending]] = [[] for _ in blocks]
@@ -430,7 +496,7 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
         # each run of a block starts from the latest state of its predecessors, so the findings of
         # its last run are those of the settled state
         found_in[b] = []
-        out = _run_block(facts, blk, _merge_states(exit_state[p] for p in blk.preds), declared[b], found_in[b])
+        out = _run_block(facts, blk, _merge_states(exit_state[p] for p in blk.preds), declared[b], found_in[b], bundled)
         if out != exit_state[b]:
             exit_state[b] = out
             for s in blk.succs:
