@@ -137,14 +137,10 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                            f"s{res.max_sgpr} is used but .amdhsa_next_free_sgpr is {nfs.value}; declare "
                            f"{res.sgprs} (harmless on gfx11, where every wave gets all its SGPRs, but tools read "
                            "the count)", fix=fix)
-        elif nfs.value > res.sgprs:
+        elif nfs.value > max(res.sgprs, res.sgpr_floor):
             yield at_line(path, nfs.line, CODE, "info",
-                          f".amdhsa_next_free_sgpr {nfs.value} is more than the {res.sgprs} SGPRs the code uses "
-                          f"or the hardware initialises", fix=fix)
-        elif nfs.value < res.sgpr_floor:
-            yield at_line(path, nfs.line, CODE, "info",
-                          f".amdhsa_next_free_sgpr {nfs.value} is below the {res.sgpr_floor} user and system SGPRs "
-                          f"the hardware initialises", fix=fix)
+                          f".amdhsa_next_free_sgpr {nfs.value} is more than the {max(res.sgprs, res.sgpr_floor)} "
+                          "SGPRs the code uses or the hardware initialises", fix=fix)
     total_s = res.sgprs + res.extra_sgprs
     vcc_note = " (incl. 2 for VCC)" if res.extra_sgprs else ""
     yield from _compare(path, meta.get(".sgpr_count"), total_s, "metadata .sgpr_count", f"SGPRs{vcc_note}")

@@ -25,8 +25,7 @@ VGPR-only limit as the detail, and the VGPR count (`free 16 VGPRs (208 -> 192)
 for 8 waves`) or the LDS budget that reaches the next whole workgroup. Where
 the compiler's `; Occupancy:` comment says otherwise, the message says why:
 LLVM counts the waves the limits allow without rounding to whole workgroups,
-gives a WGP 64 KiB of LDS, and before release 16 computed gfx1100's VGPRs as
-1024 in blocks of 16.
+and before release 16 computed gfx1100's VGPRs as 1024 in blocks of 16.
 
 ## Severity
 Info: occupancy is a trade-off the kernel's author makes, not a defect.
