@@ -54,9 +54,9 @@ AMDGPUUsage, "Code Object V3+ kernel descriptor" (`GRANULATED_WORKITEM_VGPR_COUN
 from __future__ import annotations
 
 from isalint.diagnostics import at_line
-from isalint.hw.occupancy import (MAX_WAVES_PER_SIMD, Occupancy, lds_for_groups, lds_per_unit, vgprs_for_groups,
-                                   waves_per_simd)
-from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
+from isalint.hw.occupancy import (MAX_WAVES_PER_SIMD, MAX_WORKGROUP_SIZE, Occupancy, lds_for_groups, lds_per_unit,
+                                   vgprs_for_groups, waves_per_simd)
+from isalint.model.resources import comment_fields, compiler_is_legacy, launch_size, occupancy
 
 CODE = "OCC001"
 NAME = "occupancy"
@@ -69,16 +69,18 @@ def check(analysis):
     comments = comment_fields(program)
     legacy = compiler_is_legacy(program)
     for kernel in program.kernels:
-        occ = occupancy(kernel)
+        size, source = launch_size(kernel, program.path)
+        occ = occupancy(kernel, group_size=size)
         if occ is None or occ.waves >= MAX_WAVES_PER_SIMD:
             continue  # nothing limits it: no finding
         line = kernel.descriptor_lines.get(".amdhsa_next_free_vgpr") or kernel.symbol_line
         if line is None:
             continue
-        yield at_line(program.path, line, CODE, SEVERITY, _message(occ, comments.get(kernel.name, {}), kernel, legacy))
+        yield at_line(program.path, line, CODE, SEVERITY,
+                      _message(occ, comments.get(kernel.name, {}), kernel, legacy, source))
 
 
-def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
+def _message(occ: Occupancy, comments: dict, kernel, legacy: bool, source: str = "") -> str:
     ws, wpg, groups, limits = occ.wave_size, occ.waves_per_group, occ.groups, occ.group_limits
     unit = "CU (2 SIMDs)" if not occ.wgp_mode else "WGP (4 SIMDs)"
     named = occ.limits
@@ -95,7 +97,10 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
         f"{occ.vgprs} VGPRs are allocated as {occ.allocated} (blocks of {occ.model.granule}, "
         f"{occ.model.total} per SIMD) -> {occ.by_vgprs} waves per SIMD, {_n(limits['VGPRs'], 'workgroup')}",
         lds,
-        f"workgroups of {occ.group_size} work-items ({_n(wpg, 'wave')}) -> {slots}",
+        f"workgroups of {occ.group_size} work-items ({_n(wpg, 'wave')}"
+        + (f", from {source}" if source else f", assumed: the kernel has no launch bounds and the metadata allows "
+           f"up to {MAX_WORKGROUP_SIZE}; __launch_bounds__ or a kernels.json launch gives the real size")
+        + f") -> {slots}",
     ]
     msg += "; " + "; ".join(detail)
     target = groups + 1
@@ -115,9 +120,10 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
             msg += (f"; at most {budget} bytes of LDS per workgroup for "
                     f"{waves_per_simd(reach, occ.group_size, ws, occ.wgp_mode):g} waves")
     stated = comments.get("Occupancy")
+    planned = occupancy(kernel)  # the workgroup size the compiler planned for, as its comment counts
     if stated is not None and stated.value != occ.waves:
         old = occupancy(kernel, legacy=True)
-        if stated.value == occ.compiler_waves:
+        if planned is not None and stated.value == planned.compiler_waves:
             msg += (f"; the compiler's comment says {stated.value}: LLVM counts the waves the limits allow, "
                     "not whole workgroups")
         elif legacy and old is not None and old.compiler_waves == stated.value:

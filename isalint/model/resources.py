@@ -326,3 +326,42 @@ def occupancy(kernel, vgprs: int | None = None, legacy: bool = False, group_size
         group = MAX_WORKGROUP_SIZE  # the compiler's default flat workgroup size range is 1..1024
     lds = d.get(".amdhsa_group_segment_fixed_size", meta.get(".group_segment_fixed_size", 0)) or 0
     return occupancy_for(n, lds, group, kernel.wave_size, kernel.wgp_mode, legacy)
+
+
+def launch_size(kernel, path: str) -> tuple[int, str]:
+    """The work-items of one workgroup and where that number comes from: the metadata's
+    ``.reqd_workgroup_size``, the launch recorded in a ``kernels.json`` beside the file (its
+    ``"block"``), the launch bounds (``.max_flat_workgroup_size`` below 1024), or else an assumption:
+    with no launch bounds the metadata allows up to 1024 work-items and the compiler plans for them."""
+    meta = kernel.metadata or {}
+    reqd = meta.get(".reqd_workgroup_size")
+    if isinstance(reqd, list) and len(reqd) == 3 and all(isinstance(d, int) and d >= 1 for d in reqd):
+        return min(reqd[0] * reqd[1] * reqd[2], MAX_WORKGROUP_SIZE), "the metadata's .reqd_workgroup_size"
+    block = _recorded_block(path)
+    if block is not None:
+        return block, "the launch in kernels.json"
+    bound = meta.get(".max_flat_workgroup_size")
+    if isinstance(bound, int) and 0 < bound < MAX_WORKGROUP_SIZE:
+        return bound, "the launch bounds (.max_flat_workgroup_size)"
+    return MAX_WORKGROUP_SIZE, ""
+
+
+def _recorded_block(path: str) -> int | None:
+    """Work-items per workgroup of the ``"block"`` a ``kernels.json`` beside ``path`` records for it."""
+    import json
+    from pathlib import Path
+
+    try:
+        p = Path(path)
+        data = json.loads((p.parent / "kernels.json").read_text(encoding="utf-8"))
+        block = data["kernels"][p.name]["block"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if not (isinstance(block, list) and 1 <= len(block) <= 3
+            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in block)):
+        return None
+    n = 1
+    for d in block:
+        n *= d
+    return n if n <= MAX_WORKGROUP_SIZE else None
+
