@@ -88,6 +88,9 @@ def parse_statements(code: str, start: int = 0) -> list[Statement]:
                             text.split(":", 1)[0].isidentifier():
                         stmt.modifiers.append(classify_modifier(text, col))
                         seen_modifier = True
+                    elif stmt.operands and ":" in text and text.split(":", 1)[0].isidentifier():
+                        stmt.modifiers.append(classify_modifier(text, col))
+                        seen_modifier = True
                     else:
                         raise OperandError(str(exc), col - 1 - start) from None
             after_comma = False

@@ -147,6 +147,12 @@ def _scan(code: str, start: int, end: int) -> Statement:
                 modifiers.append(classify_modifier(text, word_start + 1))
                 seen_modifier = True
                 continue
+            if operands and ":" in text and _looks_like_modifier(text):
+                # ``s3, format:[BUF_FMT_8_UNORM]``, ``s3, offset:4095``: LLVM also takes a ``key:value``
+                # modifier after a comma
+                modifiers.append(classify_modifier(text, word_start + 1))
+                seen_modifier = True
+                continue
             raise OperandError(str(exc), word_start - start) from None
     stmt.end_col = len(code[start:end].rstrip(" \t")) + start + 1
     return stmt
