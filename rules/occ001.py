@@ -14,9 +14,13 @@ has room for all of that workgroup's waves, spread evenly over its SIMDs:
 - **LDS.** `.group_segment_fixed_size` bytes per workgroup, out of the 64 KiB of
   a CU in CU mode (`-mcumode`, `.amdhsa_workgroup_processor_mode 0`) or the
   128 KiB of a WGP in WGP mode.
-- **Workgroup size.** `.max_flat_workgroup_size` work-items make
-  `ceil(size / wave size)` waves that must fit together, and a CU holds at most
-  16 workgroups (32 per WGP in WGP mode).
+- **Workgroup size.** Its work-items make `ceil(size / wave size)` waves that
+  must fit together, and a CU holds at most 16 workgroups (32 per WGP in WGP
+  mode). The size is the metadata's `.reqd_workgroup_size`, else the launch a
+  `kernels.json` beside the file records (`"block"`), else the launch bounds
+  (`.max_flat_workgroup_size` below 1024); a kernel without launch bounds may
+  be launched with up to 1024 work-items, and the message says that this
+  1024 is an assumption.
 
 So kernel 5 (208 VGPRs, workgroups of 4 waves, CU mode) runs 6 waves per SIMD,
 not 7: the VGPRs of two SIMDs hold 14 waves, 3 whole workgroups. The message
