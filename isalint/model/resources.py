@@ -193,8 +193,9 @@ def _names(ins, known) -> tuple[int, int, bool, tuple[tuple[str, str], ...]]:
         for op in stmt.operands:
             kind = op.kind
             if kind == "vgpr":
-                if op.count > 0 and op.first + op.count - 1 > top_v:
-                    top_v = op.first + op.count - 1
+                last = max(op.value) if type(op.value) is tuple else op.first + op.count - 1  # [v4, v9]: v9
+                if op.count > 0 and last > top_v:
+                    top_v = last
             elif kind == "sgpr":
                 if op.count > 0 and op.first + op.count - 1 > top_s:
                     top_s = op.first + op.count - 1
@@ -202,9 +203,27 @@ def _names(ins, known) -> tuple[int, int, bool, tuple[tuple[str, str], ...]]:
                 for r in op.registers():
                     if r.startswith("vcc"):
                         vcc = True
-                if op.file in _LANE_MASKS:
+                if op.file in _LANE_MASKS and (op.file in ("exec", "vcc") or _in_mask_slot(ins, stmt, op)):
                     masks.append((op.text, op.file))
     return top_v, top_s, vcc, tuple(masks)
+
+
+def _in_mask_slot(ins, stmt, op) -> bool:
+    """Whether a 32-bit half (``exec_lo``, ``vcc_hi``...) fills a lane-mask operand (a carry out, a
+    compare result, a select mask, the e32 forms' explicit VCC, any operand of a ``*saveexec*`` or
+    ``*wrexec*`` instruction). Elsewhere it is 32-bit data: wave64
+    code reads the halves of EXEC on purpose (``v_mbcnt_lo_u32_b32 v1, exec_lo, 0`` then
+    ``v_mbcnt_hi_u32_b32 v1, exec_hi, v1``: the lane id)."""
+    from ..isa import lookup
+
+    info = lookup(stmt.mnemonic)
+    if info is None or ins.opaque or "exec_" in info.mnemonic:
+        return True  # unknown, or an EXEC-mask instruction (s_and_saveexec_b32 s4, vcc_lo): a mask
+    k = ins.stmts.index(stmt)
+    slots = ins.slots[k] if k < len(ins.slots) else []
+    name = next((sl.name for sl in slots if sl.operand is op), None)
+    spec = next((sp for sp in info.operands if sp.name == name), None)
+    return spec is not None and (spec.mask or spec.kind == "other")
 
 
 def _kernel_of_line(program, number: int):
