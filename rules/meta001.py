@@ -18,8 +18,17 @@ place that declares them:
   `.group_segment_fixed_size` and the `; LDSByteSize:` comment;
 - wave size: `.amdhsa_wavefront_size32` against the metadata's
   `.wavefront_size`, and lane-mask operands of the other width (`exec_lo`/
-  `vcc_lo` in a wave64 kernel is an error; 64-bit `exec`/`vcc` in a wave32 kernel
-  is worth a look).
+  `vcc_lo` as the lane mask of a wave64 instruction - a carry, a compare result,
+  a select mask, a saveexec operand - is an error, while reading EXEC's halves
+  as data, as wave64 code does for the lane id with `v_mbcnt_lo/hi`, is not;
+  64-bit `exec`/`vcc` in a wave32 kernel is worth a look).
+
+A kernel that declares no static LDS addresses dynamic LDS (`extern
+__shared__`, sized at launch), and one whose metadata passes
+`hidden_dynamic_lds_size` may address beyond its static size: neither is
+compared. A kernel that calls code isalint cannot see has counts that include
+the callee's registers: only counts lower than its own code needs are
+reported.
 
 ## Severity
 Error where the hardware acts on the number: `.amdhsa_next_free_vgpr` below the
