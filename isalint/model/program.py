@@ -549,6 +549,8 @@ def _decode_instr(index: int, line: Line, wave64: bool = False) -> Instr:
             bad = next((m for m in stmt.modifiers if m.name not in KNOWN_MODIFIERS), None)
             if bad is None and info.encoding.startswith("SOP"):
                 bad = stmt.modifiers[0]
+            elif bad is None and info.mnemonic == "ds_nop":
+                bad = stmt.modifiers[0]  # no offset or gds: only the GWS instructions take them bare
         if bad is not None:
             problem, problem_col = f"unexpected '{bad.text}' after the operands of '{stmt.mnemonic}'", bad.col
             slots.append([])
