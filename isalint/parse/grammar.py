@@ -84,7 +84,7 @@ def parse_statements(code: str, start: int = 0) -> list[Statement]:
                 try:
                     stmt.operands.append(classify_operand(text, col))
                 except OperandError as exc:
-                    if not stmt.operands and (not after_comma or not stmt.modifiers) and \
+                    if not stmt.operands and (not after_comma or (":" in text and not stmt.modifiers)) and \
                             text.split(":", 1)[0].isidentifier():
                         stmt.modifiers.append(classify_modifier(text, col))
                         seen_modifier = True

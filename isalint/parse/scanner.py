@@ -143,7 +143,7 @@ def _scan(code: str, start: int, end: int) -> Statement:
         except OperandError as exc:
             if not after_comma and operands:
                 raise
-            if not operands and (not after_comma or not modifiers) and _looks_like_modifier(text):
+            if not operands and (not after_comma or (":" in text and not modifiers)) and _looks_like_modifier(text):
                 modifiers.append(classify_modifier(text, word_start + 1))
                 seen_modifier = True
                 continue
