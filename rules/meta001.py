@@ -107,7 +107,10 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     path = program.path
     d = kernel.descriptor
     fix = FIXABLE
-    incomplete = bool(res.unknown)  # e.g. a call: the callee's registers count too
+    # a call (with a return: s_swappc_b64, s_call_b64) runs code whose registers LLVM's counts include;
+    # s_setpc_b64 alone is a jump (Tensile's long branches stay in the kernel)
+    incomplete = any(ins.opcode in ("s_swappc_b64", "s_call_b64")
+                     for ins in program.instrs[kernel.first:kernel.last])
     # -- VGPRs
     nfv = descriptor_field(kernel, ".amdhsa_next_free_vgpr")
     need_v = res.vgprs
