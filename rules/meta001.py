@@ -18,8 +18,17 @@ place that declares them:
   `.group_segment_fixed_size` and the `; LDSByteSize:` comment;
 - wave size: `.amdhsa_wavefront_size32` against the metadata's
   `.wavefront_size`, and lane-mask operands of the other width (`exec_lo`/
-  `vcc_lo` in a wave64 kernel is an error; 64-bit `exec`/`vcc` in a wave32 kernel
-  is worth a look).
+  `vcc_lo` as the lane mask of a wave64 instruction - a carry, a compare result,
+  a select mask, a saveexec operand - is an error, while reading EXEC's halves
+  as data, as wave64 code does for the lane id with `v_mbcnt_lo/hi`, is not;
+  64-bit `exec`/`vcc` in a wave32 kernel is worth a look).
+
+A kernel that declares no static LDS addresses dynamic LDS (`extern
+__shared__`, sized at launch), and one whose metadata passes
+`hidden_dynamic_lds_size` may address beyond its static size: neither is
+compared. A kernel that calls code isalint cannot see has counts that include
+the callee's registers: only counts lower than its own code needs are
+reported.
 
 ## Severity
 Error where the hardware acts on the number: `.amdhsa_next_free_vgpr` below the
@@ -98,6 +107,10 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
     path = program.path
     d = kernel.descriptor
     fix = FIXABLE
+    # a call (with a return: s_swappc_b64, s_call_b64) runs code whose registers LLVM's counts include;
+    # s_setpc_b64 alone is a jump (Tensile's long branches stay in the kernel)
+    incomplete = any(ins.opcode in ("s_swappc_b64", "s_call_b64")
+                     for ins in program.instrs[kernel.first:kernel.last])
     # -- VGPRs
     nfv = descriptor_field(kernel, ".amdhsa_next_free_vgpr")
     need_v = res.vgprs
@@ -111,7 +124,7 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
             yield at_instr(program, res.vgpr_at, CODE, "error",
                            f"v{res.max_vgpr} is used but .amdhsa_next_free_vgpr is {nfv.value}: the wave owns "
                            f"{_reg_range('v', nfv.value)}; declare {need_v}", fix=fix)
-        elif nfv.value > need_v:
+        elif nfv.value > need_v and not incomplete:
             model = vgpr_model(kernel.wave_size)
             alloc_declared, alloc_needed = allocated_vgprs(nfv.value, model), allocated_vgprs(need_v, model)
             cost = ("the extra registers only cost occupancy" if alloc_declared > alloc_needed else
@@ -120,11 +133,11 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                           f".amdhsa_next_free_vgpr {nfv.value} is more than the {need_v} VGPRs the code uses "
                           f"(highest v{res.max_vgpr}); {cost}", fix=fix)
     yield from _compare(path, meta.get(".vgpr_count"), need_v, "metadata .vgpr_count", "VGPRs", low="warning",
-                        why="the runtime's occupancy queries and debuggers read it")
+                        why="the runtime's occupancy queries and debuggers read it", incomplete=incomplete)
     for key in ("NumVgprs", "NumVGPRsForWavesPerEU"):
-        yield from _compare(path, comments.get(key), need_v, f"comment {key}", "VGPRs")
+        yield from _compare(path, comments.get(key), need_v, f"comment {key}", "VGPRs", incomplete=incomplete)
     yield from _compare(path, comments.get("VGPRBlocks"), vgpr_blocks(need_v, kernel.wave_size),
-                        "comment VGPRBlocks", "VGPR blocks")
+                        "comment VGPRBlocks", "VGPR blocks", incomplete=incomplete)
     # -- SGPRs
     nfs = descriptor_field(kernel, ".amdhsa_next_free_sgpr")
     if nfs is not None:
@@ -137,20 +150,19 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                            f"s{res.max_sgpr} is used but .amdhsa_next_free_sgpr is {nfs.value}; declare "
                            f"{res.sgprs} (harmless on gfx11, where every wave gets all its SGPRs, but tools read "
                            "the count)", fix=fix)
-        elif nfs.value > res.sgprs:
+        elif nfs.value > max(res.sgprs, res.sgpr_floor) and not incomplete:
             yield at_line(path, nfs.line, CODE, "info",
-                          f".amdhsa_next_free_sgpr {nfs.value} is more than the {res.sgprs} SGPRs the code uses "
-                          f"or the hardware initialises", fix=fix)
-        elif nfs.value < res.sgpr_floor:
-            yield at_line(path, nfs.line, CODE, "info",
-                          f".amdhsa_next_free_sgpr {nfs.value} is below the {res.sgpr_floor} user and system SGPRs "
-                          f"the hardware initialises", fix=fix)
+                          f".amdhsa_next_free_sgpr {nfs.value} is more than the {max(res.sgprs, res.sgpr_floor)} "
+                          "SGPRs the code uses or the hardware initialises", fix=fix)
     total_s = res.sgprs + res.extra_sgprs
     vcc_note = " (incl. 2 for VCC)" if res.extra_sgprs else ""
-    yield from _compare(path, meta.get(".sgpr_count"), total_s, "metadata .sgpr_count", f"SGPRs{vcc_note}")
+    yield from _compare(path, meta.get(".sgpr_count"), total_s, "metadata .sgpr_count", f"SGPRs{vcc_note}",
+                        incomplete=incomplete)
     for key in ("NumSgprs", "NumSGPRsForWavesPerEU"):
-        yield from _compare(path, comments.get(key), total_s, f"comment {key}", f"SGPRs{vcc_note}")
-    yield from _compare(path, comments.get("SGPRBlocks"), sgpr_blocks(total_s), "comment SGPRBlocks", "SGPR blocks")
+        yield from _compare(path, comments.get(key), total_s, f"comment {key}", f"SGPRs{vcc_note}",
+                            incomplete=incomplete)
+    yield from _compare(path, comments.get("SGPRBlocks"), sgpr_blocks(total_s), "comment SGPRBlocks", "SGPR blocks",
+                        incomplete=incomplete)
     rv = descriptor_field(kernel, ".amdhsa_reserve_vcc")
     if rv is not None and rv.value == 0 and res.uses_vcc:
         yield at_line(path, rv.line, CODE, "info", ".amdhsa_reserve_vcc 0 but the code uses VCC")
@@ -168,7 +180,10 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
         if c is not None and c.value != lds.value:
             yield at_line(path, c.line, CODE, "info", f"comment LDSByteSize {c.value} is stale: the descriptor "
                           f"declares {lds.value} bytes")
-        if res.lds_min > lds.value:
+        # A kernel that declares no static LDS addresses dynamic LDS only (extern __shared__, sized at
+        # launch): nothing to compare. Dynamic LDS follows the static segment, so beyond a declared
+        # size it is the warning below, unless the metadata passes a dynamic size.
+        if lds.value > 0 and res.lds_min > lds.value and not _uses_dynamic_lds(kernel):
             yield at_instr(program, res.lds_at, CODE, "warning",
                            f"{res.lds_at.opcode} reaches LDS byte {res.lds_min - 1} (offset + width) but the kernel "
                            f"declares {lds.value} bytes (.amdhsa_group_segment_fixed_size); only dynamic LDS "
@@ -194,10 +209,21 @@ def _check_kernel(program, kernel, res: KernelResources, comments: dict, meta: d
                            "(exec_lo, vcc_lo); the high half is not a lane mask")
 
 
+def _uses_dynamic_lds(kernel) -> bool:
+    """The metadata passes the dynamic LDS size (``hidden_dynamic_lds_size``, code object v5), which
+    LLVM emits only for a kernel that uses dynamic LDS (``extern __shared__``): it sits after the
+    static segment, so addresses beyond the declared size are that memory."""
+    args = (kernel.metadata or {}).get(".args")
+    return isinstance(args, list) and any(isinstance(a, dict) and a.get(".value_kind") == "hidden_dynamic_lds_size"
+                                          for a in args)
+
+
 def _compare(path: str, fld: Field | None, needed: int, what: str, unit: str, low: str | None = None,
-             why: str = ""):
-    """A declared count against the code's: ``low`` is the severity of one declared too low (else info)."""
-    if fld is None or fld.value == needed:
+             why: str = "", incomplete: bool = False):
+    """A declared count against the code's: ``low`` is the severity of one declared too low (else info).
+    ``incomplete``: the code isalint sees is not all the kernel runs (a call), so a count higher than
+    it needs is no finding."""
+    if fld is None or fld.value == needed or (incomplete and fld.value > needed):
         return
     fix = FIXABLE
     if fld.value < needed and low:

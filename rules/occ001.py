@@ -14,9 +14,13 @@ has room for all of that workgroup's waves, spread evenly over its SIMDs:
 - **LDS.** `.group_segment_fixed_size` bytes per workgroup, out of the 64 KiB of
   a CU in CU mode (`-mcumode`, `.amdhsa_workgroup_processor_mode 0`) or the
   128 KiB of a WGP in WGP mode.
-- **Workgroup size.** `.max_flat_workgroup_size` work-items make
-  `ceil(size / wave size)` waves that must fit together, and a CU holds at most
-  16 workgroups (32 per WGP in WGP mode).
+- **Workgroup size.** Its work-items make `ceil(size / wave size)` waves that
+  must fit together, and a CU holds at most 16 workgroups (32 per WGP in WGP
+  mode). The size is the metadata's `.reqd_workgroup_size`, else the launch a
+  `kernels.json` beside the file records (`"block"`), else the launch bounds
+  (`.max_flat_workgroup_size` below 1024); a kernel without launch bounds may
+  be launched with up to 1024 work-items, and the message says that this
+  1024 is an assumption.
 
 So kernel 5 (208 VGPRs, workgroups of 4 waves, CU mode) runs 6 waves per SIMD,
 not 7: the VGPRs of two SIMDs hold 14 waves, 3 whole workgroups. The message
@@ -25,8 +29,7 @@ VGPR-only limit as the detail, and the VGPR count (`free 16 VGPRs (208 -> 192)
 for 8 waves`) or the LDS budget that reaches the next whole workgroup. Where
 the compiler's `; Occupancy:` comment says otherwise, the message says why:
 LLVM counts the waves the limits allow without rounding to whole workgroups,
-gives a WGP 64 KiB of LDS, and before release 16 computed gfx1100's VGPRs as
-1024 in blocks of 16.
+and before release 16 computed gfx1100's VGPRs as 1024 in blocks of 16.
 
 ## Severity
 Info: occupancy is a trade-off the kernel's author makes, not a defect.
@@ -55,9 +58,9 @@ AMDGPUUsage, "Code Object V3+ kernel descriptor" (`GRANULATED_WORKITEM_VGPR_COUN
 from __future__ import annotations
 
 from isalint.diagnostics import at_line
-from isalint.hw.occupancy import (MAX_WAVES_PER_SIMD, Occupancy, lds_for_groups, lds_per_unit, vgprs_for_groups,
-                                   waves_per_simd)
-from isalint.model.resources import comment_fields, compiler_is_legacy, occupancy
+from isalint.hw.occupancy import (MAX_WAVES_PER_SIMD, MAX_WORKGROUP_SIZE, Occupancy, lds_for_groups, lds_per_unit,
+                                   vgprs_for_groups, waves_per_simd)
+from isalint.model.resources import comment_fields, compiler_is_legacy, launch_size, occupancy
 
 CODE = "OCC001"
 NAME = "occupancy"
@@ -70,16 +73,18 @@ def check(analysis):
     comments = comment_fields(program)
     legacy = compiler_is_legacy(program)
     for kernel in program.kernels:
-        occ = occupancy(kernel)
+        size, source = launch_size(kernel, program.path)
+        occ = occupancy(kernel, group_size=size)
         if occ is None or occ.waves >= MAX_WAVES_PER_SIMD:
             continue  # nothing limits it: no finding
         line = kernel.descriptor_lines.get(".amdhsa_next_free_vgpr") or kernel.symbol_line
         if line is None:
             continue
-        yield at_line(program.path, line, CODE, SEVERITY, _message(occ, comments.get(kernel.name, {}), kernel, legacy))
+        yield at_line(program.path, line, CODE, SEVERITY,
+                      _message(occ, comments.get(kernel.name, {}), kernel, legacy, source))
 
 
-def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
+def _message(occ: Occupancy, comments: dict, kernel, legacy: bool, source: str = "") -> str:
     ws, wpg, groups, limits = occ.wave_size, occ.waves_per_group, occ.groups, occ.group_limits
     unit = "CU (2 SIMDs)" if not occ.wgp_mode else "WGP (4 SIMDs)"
     named = occ.limits
@@ -96,7 +101,10 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
         f"{occ.vgprs} VGPRs are allocated as {occ.allocated} (blocks of {occ.model.granule}, "
         f"{occ.model.total} per SIMD) -> {occ.by_vgprs} waves per SIMD, {_n(limits['VGPRs'], 'workgroup')}",
         lds,
-        f"workgroups of {occ.group_size} work-items ({_n(wpg, 'wave')}) -> {slots}",
+        f"workgroups of {occ.group_size} work-items ({_n(wpg, 'wave')}"
+        + (f", from {source}" if source else f", assumed: the kernel has no launch bounds and the metadata allows "
+           f"up to {MAX_WORKGROUP_SIZE}; __launch_bounds__ or a kernels.json launch gives the real size")
+        + f") -> {slots}",
     ]
     msg += "; " + "; ".join(detail)
     target = groups + 1
@@ -116,9 +124,10 @@ def _message(occ: Occupancy, comments: dict, kernel, legacy: bool) -> str:
             msg += (f"; at most {budget} bytes of LDS per workgroup for "
                     f"{waves_per_simd(reach, occ.group_size, ws, occ.wgp_mode):g} waves")
     stated = comments.get("Occupancy")
+    planned = occupancy(kernel)  # the workgroup size the compiler planned for, as its comment counts
     if stated is not None and stated.value != occ.waves:
         old = occupancy(kernel, legacy=True)
-        if stated.value == occ.compiler_waves:
+        if planned is not None and stated.value == planned.compiler_waves:
             msg += (f"; the compiler's comment says {stated.value}: LLVM counts the waves the limits allow, "
                     "not whole workgroups")
         elif legacy and old is not None and old.compiler_waves == stated.value:

@@ -12,7 +12,14 @@
 - SGPRs spilled to VGPR lanes: `v_writelane_b32 vN, sX, k` with a constant lane
   `k`, read back by `v_readlane_b32 sY, vN, k` (warning inside a loop, info
   elsewhere);
-- scratch accesses beyond the declared private segment (error).
+- scratch accesses beyond the declared private segment (error);
+- a private array the compiler keeps in scratch (an array indexed at run time:
+  `float t[64]; ... t[idx[k]]`), told apart from spills: an access at a
+  computed address (a VGPR or SGPR address operand) is an array element, and
+  when the metadata records no spilled register (`.vgpr_spill_count` and
+  `.sgpr_spill_count` both 0) no access is a spill. Its cost is **info**: each
+  access is a memory access at global-memory latency, and the bytes per
+  work-item count against the scratch memory of a launch.
 
 The usual remedy is to give the compiler more registers or need fewer:
 `__launch_bounds__(threads)` with the real workgroup size (without it the
@@ -25,7 +32,8 @@ By where the spill traffic runs: scratch loads and stores inside a loop are an
 **error** (they repeat every iteration, each with global-memory latency),
 elsewhere a **warning**; accesses beyond the declared private segment are an
 error; SGPR spills to VGPR lanes are a warning inside a loop, info elsewhere;
-the private-segment summary follows its spills.
+the private-segment summary follows its spills. A private array is info: it is
+the program's own data, not a register the allocator ran out of room for.
 
 ## Why it matters
 Scratch is private per-lane memory in the global memory hierarchy: every spill
@@ -82,6 +90,19 @@ def _offset(ins) -> int | None:
     return (mod.int_value() or 0) if mod else 0
 
 
+_ARRAY_COST = ("each access is a memory access at global-memory latency; an array indexed only by "
+               "compile-time constants (fully unrolled loops) would stay in registers")
+
+
+def _computed_address(ins) -> bool:
+    """A scratch access whose address is computed (a VGPR or SGPR address operand): an element of an
+    array indexed at run time. The compiler's spills and reloads address a fixed slot of the frame
+    with the immediate offset alone."""
+    if ins.opaque:
+        return False
+    return any(s.name in ("addr", "vaddr", "saddr") and s.regs for s in ins.slots[0])
+
+
 def _loop_name(cfg, loop) -> str:
     return cfg.blocks[loop.header].label or f"block {loop.header}"
 
@@ -102,6 +123,9 @@ def _kernel(program, cfg, kernel, comments, meta, descriptor_field):
     path = program.path
     instrs = program.instrs[kernel.first:kernel.last]
     scratch = [i for i in instrs if i.klass in ("scratch_load", "scratch_store")]
+    recorded = [meta.get(k) for k in (".vgpr_spill_count", ".sgpr_spill_count")]
+    no_spill = all(f is not None for f in recorded) and not any(f.value for f in recorded)
+    array = {i.index for i in scratch if no_spill or _computed_address(i)}
     # -- the private segment
     priv = descriptor_field(kernel, ".amdhsa_private_segment_fixed_size") if kernel.descriptor else None
     size_comment = comments.get("ScratchSize")
@@ -119,13 +143,18 @@ def _kernel(program, cfg, kernel, comments, meta, descriptor_field):
             msg += f" (the compiler spilled {' and '.join(spills)})"
         if scratch:
             msg += f", used by {len(scratch)} scratch instructions"
-        msg += "; " + _budget_note(kernel)
-        yield at_line(path, where.line, CODE, "warning", msg, column=where.start + 1)
+        if no_spill or (scratch and len(array) == len(scratch)):
+            msg += (" for a private array" + (" (the compiler spilled no register)" if no_spill else "") +
+                    f"; {_ARRAY_COST}")
+            yield at_line(path, where.line, CODE, "info", msg, column=where.start + 1)
+        else:
+            msg += "; " + _budget_note(kernel)
+            yield at_line(path, where.line, CODE, "warning", msg, column=where.start + 1)
     # -- scratch instructions, one finding per basic block
-    by_block: dict[int, list] = {}
+    by_block: dict[tuple[int, bool], list] = {}
     for ins in scratch:
-        by_block.setdefault(cfg.block_of[ins.index], []).append(ins)
-    for _b, group in sorted(by_block.items()):
+        by_block.setdefault((cfg.block_of[ins.index], ins.index in array), []).append(ins)
+    for (_b, is_array), group in sorted(by_block.items()):
         first = group[0]
         loads = [i for i in group if i.klass == "scratch_load"]
         stores = [i for i in group if i.klass == "scratch_store"]
@@ -143,7 +172,11 @@ def _kernel(program, cfg, kernel, comments, meta, descriptor_field):
                       key=lambda r: int(r[1:]) if r[1:].isdigit() else 0)
         what = f"{' and '.join(parts)} ({nbytes} bytes{at}"
         what += f"; {', '.join(regs[:6])}{' ...' if len(regs) > 6 else ''})" if regs else ")"
-        if loop is not None:
+        if is_array:
+            where_ = f" inside loop {_loop_name(cfg, loop)} (depth {loop.depth})" if loop is not None else ""
+            yield at_instr(program, first, CODE, "info", f"{what}{where_}: a private array in scratch memory, not "
+                           f"a register spill; {_ARRAY_COST}")
+        elif loop is not None:
             msg = (f"{what} inside loop {_loop_name(cfg, loop)} (depth {loop.depth}): spill traffic on every "
                    f"iteration at global-memory latency; {_REMEDY}")
             yield at_instr(program, first, CODE, "error", msg)

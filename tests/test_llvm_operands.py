@@ -76,6 +76,8 @@ def test_defs_and_uses_agree_with_llvm():
     instrs = {}
     for path in files:
         analysis = Analysis.from_source(read_file(str(path)))
+        if analysis.program.wave64:
+            continue  # the batch is assembled in wave32; wave64 lines need -mattr=+wavefrontsize64
         for ins in analysis.program.instrs:
             instrs.setdefault(ins.text(), ins)
     texts = list(instrs)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import all_real_kernels
@@ -231,3 +233,32 @@ def test_every_rule_names_its_fix_as_a_fix_option():
 
     for module in all_rules():
         assert module.FIXABLE is None or module.FIXABLE.startswith("--"), module.CODE
+
+
+TENSILE = Path(os.environ.get("ISALINT_TENSILE_LIBRARY", "/usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/"
+                              "TensileLibrary_gfx1100.co"))
+# One kernel of each data type of rocBLAS's Tensile library for gfx1100 (half, bf16, int8, single in
+# wave64) at two macro-tile sizes.
+TENSILE_KINDS = ["*_HHS_BH_MT128x128x16_*", "*_HB_MT64x64x32_*", "*_BBS_BH_MT32x32x32_*", "*_I8II_BH_*MT64x64x16_*",
+                 "*_SB_MT*_WS64_*", "*_HHS_BH_MT64x64x32_*"]
+
+
+@pytest.mark.parametrize("pattern", TENSILE_KINDS)
+def test_no_false_error_on_tensile_kernels(pattern):
+    """Hand-scheduled production code: PARSE001 reads every line, and META001 and SCRATCH001 find
+    nothing worse than a note (Tensile's counts are its own, one SGPR or VGPR off LLVM's convention)."""
+    if not TENSILE.is_file():
+        pytest.skip("rocBLAS's TensileLibrary_gfx1100.co is not installed (set ISALINT_TENSILE_LIBRARY)")
+    import mmap
+
+    from isalint.binary import codeobject, listing
+
+    with open(TENSILE, "rb") as fh:
+        lib = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        kernels, _ = codeobject.read(lib, "lib.co", pattern)
+    assert kernels, pattern
+    k = kernels[0]
+    analysis = Analysis.from_source(parse_text(listing.render(k), k.name))
+    found = [d for d in check_analysis(analysis, ["PARSE001", "META001", "SCRATCH001"])]
+    assert not [d for d in found if d.code == "PARSE001"], [d.message for d in found if d.code == "PARSE001"]
+    assert all(d.severity == "info" for d in found), [(d.code, d.severity, d.message) for d in found]

@@ -6,8 +6,9 @@ Sources:
   ``; Occupancy:`` comment clang writes (``AMDGPUBaseInfo``: ``getTotalNumVGPRs``,
   ``getVGPRAllocGranule``, ``getNumWavesPerEUWithNumVGPRs``; ``getOccupancyWithLocalMemSize``): gfx1100
   has 1536 VGPRs per SIMD lane in wave32 (768 in wave64) allocated in blocks of 24 (12), at most 16
-  waves per SIMD, 64 KiB of LDS for the workgroups of one CU (two SIMDs) in CU mode or of one WGP (four
-  SIMDs) in WGP mode, at most 16 workgroups per CU (32 per WGP).
+  waves per SIMD, 64 KiB of LDS for the workgroups of one CU (two SIMDs) in CU mode and 128 KiB for those
+  of one WGP (four SIMDs) in WGP mode (``GCNSubtarget``: ``LocalMemorySize`` doubled without ``cumode``),
+  at most 16 workgroups per CU (32 per WGP).
 * RDNA3 ISA guide, chapter 3 "Kernel State" (VGPR allocation per wave) and chapter 11 "Data Share
   Operations" (LDS allocation per workgroup, CU and WGP modes).
 * LLVM releases before 16 modelled gfx11 with 1024 VGPRs in blocks of 16 (``legacy``); a file compiled
@@ -19,15 +20,16 @@ mode) taking another only while it has room for all of that workgroup's waves, V
 (:func:`occupancy_for`; RDNA3 ISA guide, "Local Data Share": 64 KiB of LDS per CU, the WGP's 128 KiB in
 WGP mode). A kernel whose VGPRs allow 7 waves per SIMD runs 6 of them when its workgroups put 2 waves
 on each SIMD (the worklog's kernel 5: "six wavefronts per SIMD"). The VGPR-only limit stays as the
-detail (``by_vgprs``), and LLVM's own count, which does not round to whole workgroups and gives a WGP
-64 KiB of LDS, as ``compiler_waves``: the number clang's ``; Occupancy:`` comment states.
+detail (``by_vgprs``), and LLVM's own count, which does not round to whole workgroups, as
+``compiler_waves``: the number clang's ``; Occupancy:`` comment states (LLVM 19 gives a WGP in WGP mode
+its 128 KiB of LDS too: :func:`waves_by_lds`).
 """
 from __future__ import annotations
 
 from ..records import FrozenRecord, Record
 
 MAX_WAVES_PER_SIMD = 16  # gfx10.3 and later
-LDS_BYTES = 65536  # what LLVM's model gives one CU (CU mode) or one WGP (WGP mode)
+LDS_BYTES = 65536  # the most one workgroup can address (LLVM's AddressableLocalMemorySize)
 LDS_PER_CU = 65536  # the hardware: each CU's half of its WGP's 128 KiB
 GROUPS_PER_CU = 16  # workgroups one CU holds at most (32 per WGP)
 MAX_WORKGROUP_SIZE = 1024  # work-items of one workgroup (LLVM AMDGPUUsage: flat workgroup size 1..1024)
@@ -114,8 +116,15 @@ def waves_per_simd(groups: int, group_size: int, wave_size: int, wgp_mode: bool)
 
 
 def waves_by_lds(lds_bytes: int, group_size: int, wave_size: int, wgp_mode: bool) -> int:
-    """LLVM's getOccupancyWithLocalMemSize for gfx11 (the compiler's count, :attr:`Occupancy.compiler_waves`)."""
-    groups = min(LDS_BYTES // max(1, lds_bytes), max_groups_per_cu(group_size, wave_size, wgp_mode))
+    """LLVM's getOccupancyWithLocalMemSize for gfx11 (the compiler's count, :attr:`Occupancy.compiler_waves`).
+
+    In WGP mode LLVM counts the WGP's 128 KiB: its GCNSubtarget doubles ``LocalMemorySize`` for
+    gfx10+ without the ``cumode`` feature (the 64 KiB a workgroup can address stays
+    ``AddressableLocalMemorySize``), and the waves spread over the WGP's four SIMDs. clang 19's
+    ``; Occupancy:`` comments agree (``fixtures/kernels/probes/lds_occupancy_wgp.s``: 40000 bytes of
+    LDS in workgroups of 256 work-items, 3 workgroups of 8 waves on 4 SIMDs, 6 waves; 64 KiB would
+    give 2)."""
+    groups = min(lds_per_unit(wgp_mode) // max(1, lds_bytes), max_groups_per_cu(group_size, wave_size, wgp_mode))
     if groups == 0:
         return 1
     waves = groups * waves_per_group(group_size, wave_size)

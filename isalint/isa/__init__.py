@@ -30,7 +30,8 @@ Conventions the consumer must know:
   with ``mask=True`` are lane masks, an SGPR pair in wave64 (the model widens them there).
 * ``<op>_e64_dpp`` is the VOP3 encoding with DPP16/DPP8 (LLVM's spelling); like ``_dpp`` its src0
   is a VGPR and its destination keeps the lanes DPP does not write.
-* Names LLVM 19 accepts as aliases of gfx11 opcodes resolve through :mod:`isalint.isa.aliases`.
+* Names LLVM 19 accepts as aliases of gfx11 opcodes resolve through :mod:`isalint.isa.aliases`;
+  a VOP3P opcode written with ``_e64`` (``v_dot2_f32_f16_e64``) is the opcode itself.
 * ``is_trans``: VOP1 opcodes (and their e64/DPP forms) whose pseudocode computes 2^x, log2, sqrt,
   sin, cos or a reciprocal (1/x, 1/sqrt x) - the ops issued to the transcendental unit.
 """
@@ -200,6 +201,12 @@ def lookup(mnemonic: str) -> OpInfo | None:
         info = _make(key, row)
     else:
         real = aliases.resolve(key)
+        if real is None and key.endswith("_e64"):
+            # A VOP3P opcode has one encoding; LLVM also accepts it with the VOP3 suffix
+            # (``v_dot2_f32_f16_e64``) and prints it without
+            bare = _row(key[:-4])
+            if bare is not None and bare.get("enc") == "VOP3P":
+                real = key[:-4]
         info = lookup(real) if real is not None else None
     _CACHE[key] = info
     return info

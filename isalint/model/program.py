@@ -21,7 +21,7 @@ KNOWN_MODIFIERS = frozenset("""
 offset offset0 offset1 glc slc dlc nv lds tfe gds idxen offen addr64 format dmask dim unorm r128 a16 d16 lwe
 clamp mul div op_sel op_sel_hi neg_lo neg_hi quad_perm row_shl row_shr row_ror row_mirror row_half_mirror
 row_share row_xmask row_bcast wave_shl wave_shr wave_rol wave_ror row_mask bank_mask bound_ctrl fi dpp8
-byte_sel index_key wait_exp wait_vdst wait_va_vdst wait_vm_vsrc done compr vm row en
+byte_sel index_key wait_exp wait_vdst wait_va_vdst wait_vm_vsrc done compr vm row en row_en
 """.split())
 _COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
                            r"NumSGPRsForWavesPerEU):\s*(\d{1,18})(?!\d)")
@@ -113,7 +113,7 @@ class Instr(Record):
             return None
         for op in self.stmts[0].operands:
             if op.kind in ("label", "expr"):
-                return op.text
+                return symbol_name(op.text)
         return None
 
     def is_unconditional_branch(self) -> bool:
@@ -227,6 +227,14 @@ class Program(Record):
         return self.kernels[0] if self.kernels else None
 
 
+def symbol_name(text: str) -> str:
+    """The symbol a written name stands for: ``"non-uniform_load"`` (quoted, as the assembler writes a
+    name that is not an identifier) is ``non-uniform_load``, the name of its label and of its metadata."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return text[1:-1]
+    return text
+
+
 def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> Program:
     target = default_target
     instrs: list[Instr] = []
@@ -258,7 +266,7 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
                 else:
                     raise InputError(source.path, line.number, f"unrecognised target {line.args}")
             elif d == ".amdhsa_kernel":
-                name = line.args.split()[0] if line.args else ""
+                name = symbol_name(line.args.split()[0]) if line.args else ""
                 current_descriptor = by_name.get(name)
                 if current_descriptor is None:
                     current_descriptor = Kernel(name, 0, 0)
@@ -272,7 +280,7 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
                 except (ValueError, IndexError):
                     pass
             elif d == ".type" and "@function" in line.args:
-                name = line.args.split(",")[0].strip()
+                name = symbol_name(line.args.split(",")[0].strip())
                 if name not in by_name:
                     by_name[name] = Kernel(name, 0, 0)
         if line.comment:
@@ -541,6 +549,8 @@ def _decode_instr(index: int, line: Line, wave64: bool = False) -> Instr:
             bad = next((m for m in stmt.modifiers if m.name not in KNOWN_MODIFIERS), None)
             if bad is None and info.encoding.startswith("SOP"):
                 bad = stmt.modifiers[0]
+            elif bad is None and info.mnemonic == "ds_nop":
+                bad = stmt.modifiers[0]  # no offset or gds: only the GWS instructions take them bare
         if bad is not None:
             problem, problem_col = f"unexpected '{bad.text}' after the operands of '{stmt.mnemonic}'", bad.col
             slots.append([])
@@ -663,12 +673,37 @@ def _buffer_specs(specs: list[OperandSpec], stmt: Statement, encoding: str) -> l
     is ``off``; ``tfe`` returns one more dword, the fetch status (RDNA3 ISA guide, "Buffer
     Instructions")."""
     names = {m.name for m in stmt.modifiers}
+    if encoding == "MIMG":
+        return _image_specs(specs, stmt)
     out = []
     for s in specs:
         if s.name == "vaddr" and encoding != "MIMG":
             s = OperandSpec(s.name, s.role, 32 * max(1, ("idxen" in names) + ("offen" in names)), s.kind, s.optional)
         elif s.name == "vdata" and "tfe" in names and s.role in ("def", "defuse"):
             s = OperandSpec(s.name, s.role, s.bits + 32, s.kind, s.optional)
+        out.append(s)
+    return out
+
+
+def _image_specs(specs: list[OperandSpec], stmt: Statement) -> list[OperandSpec]:
+    """MIMG ``vaddr`` and ``vdata`` as wide as the dim, the sampling variant and the modifiers make
+    them (:mod:`isalint.isa.mimg`); a written width among those the assembler accepts is taken."""
+    from ..isa import mimg
+
+    mods = {m.name: (m.value if m.value is not None else "") for m in stmt.modifiers}
+    written = [op for op in stmt.operands if op.kind != "func"]
+    out = []
+    for k, s in enumerate(specs):
+        op = written[k] if k < len(written) else None
+        if s.name == "vaddr":
+            widths = mimg.address_widths(stmt.mnemonic, mods, nsa=op is not None and isinstance(op.value, tuple))
+            if widths is not None:
+                n = op.count if op is not None and op.count in widths else widths[0]
+                s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
+        elif s.name == "vdata":
+            n = mimg.data_dwords(stmt.mnemonic, mods)
+            if n is not None:
+                s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
         out.append(s)
     return out
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .nodes import Statement
-from .operands import OperandError, classify_modifier, classify_operand, is_call_word
+from .operands import SPACED_FIRST_OPERAND, OperandError, classify_modifier, classify_operand, is_call_word
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +74,8 @@ def parse_statements(code: str, start: int = 0) -> list[Statement]:
             if text in ("|", "&"):
                 after_comma = False
                 continue
-            if not after_comma and stmt.operands and not is_call_word(text):
+            spaced = stmt.mnemonic in SPACED_FIRST_OPERAND and len(stmt.operands) == 1
+            if not after_comma and stmt.operands and not is_call_word(text) and not spaced:
                 stmt.modifiers.append(classify_modifier(text, col))
                 seen_modifier = True
             elif seen_modifier and after_comma:
@@ -83,7 +84,11 @@ def parse_statements(code: str, start: int = 0) -> list[Statement]:
                 try:
                     stmt.operands.append(classify_operand(text, col))
                 except OperandError as exc:
-                    if not stmt.operands and not after_comma and text.split(":", 1)[0].isidentifier():
+                    if not stmt.operands and (not after_comma or (":" in text and not stmt.modifiers)) and \
+                            text.split(":", 1)[0].isidentifier():
+                        stmt.modifiers.append(classify_modifier(text, col))
+                        seen_modifier = True
+                    elif stmt.operands and ":" in text and text.split(":", 1)[0].isidentifier():
                         stmt.modifiers.append(classify_modifier(text, col))
                         seen_modifier = True
                     else:

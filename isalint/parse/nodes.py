@@ -44,7 +44,8 @@ _NAMES: dict[tuple[str, int, int], tuple[str, ...]] = {}  # (file, first, count)
 class Operand(Record):
     """One operand as written, e.g. ``v[184:187]``, ``-|v3|``, ``0x210``, ``.LBB0_3``.
 
-    ``kind``: vgpr | sgpr | ttmp | special | int | float | label | off | func | expr; ``file``: "v",
+    ``kind``: vgpr | sgpr | ttmp | special | int | float | label | off | func | expr (a VGPR list
+    ``[v4, v9]`` is a vgpr operand whose ``value`` is the tuple of its indices); ``file``: "v",
     "s", "ttmp" or the special register's name; ``half``: ".l" / ".h" of a 16-bit register operand.
     """
 
@@ -70,6 +71,8 @@ class Operand(Record):
     def registers(self, count: int | None = None) -> list[str]:
         """Expanded register names (``v184``...). ``count`` overrides the written width."""
         if self.kind in ("vgpr", "sgpr", "ttmp"):
+            if type(self.value) is tuple:  # a register list: [v4, v9] (image NSA address)
+                return [f"v{i}" for i in self.value[:count]]
             n = self.count if count is None else count
             key = (self.file, self.first, n)
             names = _NAMES.get(key)

@@ -12,9 +12,15 @@ _REG_RANGE = re.compile(r"(v|s|ttmp)\[(\d+)(?::(\d+))?\](\.[lh])?\Z")
 _INT = re.compile(r"-?(?:0x[0-9a-fA-F]+|0b[01]+|\d+)\Z")
 _FLOAT = re.compile(r"-?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _SYMBOL = re.compile(r"[.A-Za-z_$][\w.$@]*\Z")
+_QUOTED_SYMBOL = re.compile(r'"(?:[^"\\]|\\.)+"\Z')  # a symbol that is not an identifier: "non-uniform_load"
 _FUNC = re.compile(r"([A-Za-z_]\w*)\((.*)\)\Z", re.S)
 _MODIFIER = re.compile(r"([A-Za-z_]\w*)(?::(.*))?\Z", re.S)
 
+
+# Instructions whose first operand is followed by a blank, not a comma: the export target
+# (``exp pos0 v0, v1, v2, v3 done``, ``exp mrt0 off, off, off, off``). The word after it is the
+# second operand, not a modifier.
+SPACED_FIRST_OPERAND = frozenset({"exp"})
 
 # The register files a gfx11 instruction can name (isalint.hw.registers).
 REGISTER_LIMITS = {"v": VGPRS - 1, "s": SGPRS - 1, "ttmp": TTMPS - 1}
@@ -71,6 +77,8 @@ def _classify_uncached(text: str, col: int) -> Operand:
             raise OperandError(f"register range {body} ends before it starts")
         return Operand(text, col, _file_kind(file), file, lo, hi - lo + 1,
                        neg=neg, abs=absolute, half=m.group(4))
+    if body.startswith("[") and body.endswith("]") and "," in body:
+        return _register_list(text, col, body)
     lowered = body.lower()
     if lowered in SPECIAL_REGISTERS:
         return Operand(text, col, "special", lowered, 0, len(SPECIAL_REGISTERS[lowered]),
@@ -97,11 +105,29 @@ def _classify_uncached(text: str, col: int) -> Operand:
     m = _FUNC.match(body)
     if m:
         return Operand(text, col, "func", m.group(1).lower(), value=None, neg=neg, abs=absolute)
-    if _SYMBOL.match(body):
+    if _SYMBOL.match(body) or _QUOTED_SYMBOL.match(body):
         return Operand(text, col, "label", value=None)
     if body and all(c.isalnum() or c in "._$@+-*/()<>&|~ " for c in body):
         return Operand(text, col, "expr")
     raise OperandError(f"cannot read operand '{text}'")
+
+
+def _register_list(text: str, col: int, body: str) -> Operand:
+    """The non-sequential address of an image instruction, ``[v4, v9, v[2:3]]`` (NSA): VGPRs in any
+    order, kept as their indices in ``value`` (``first``: the first, ``count``: how many)."""
+    indices: list[int] = []
+    for item in body[1:-1].split(","):
+        item = item.strip()
+        m = _REG_ONE.match(item) or _REG_RANGE.match(item)
+        if m is None or m.group(1) != "v" or m.lastindex and m.group(m.lastindex) in (".l", ".h"):
+            raise OperandError(f"cannot read operand '{text}': a register list holds VGPRs only")
+        lo = int(m.group(2))
+        hi = int(m.group(3)) if m.re is _REG_RANGE and m.group(3) is not None else lo
+        _check_register_index(item, "v", str(hi))
+        if hi < lo:
+            raise OperandError(f"register range {item} ends before it starts")
+        indices.extend(range(lo, hi + 1))
+    return Operand(text, col, "vgpr", "v", indices[0], len(indices), value=tuple(indices))
 
 
 def classify_modifier(text: str, col: int) -> Modifier:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .nodes import Statement
-from .operands import OperandError, classify_modifier, classify_operand, is_call_word
+from .operands import SPACED_FIRST_OPERAND, OperandError, classify_modifier, classify_operand, is_call_word
 
 _OPEN = {"[": "]", "(": ")", "{": "}"}  # braces: the structured hwreg operand {id: 1, size: 4}
 _CLOSE = {"]", ")", "}"}
@@ -68,6 +68,7 @@ def _scan_plain(code: str, start: int, end: int) -> Statement | None:
     nodes = _NODES
     pos = j
     first = True
+    spaced = code[i:j].lower() in SPACED_FIRST_OPERAND
     for sep, text in _TOKENS.findall(code, j, end):
         word_start = pos + len(sep)
         pos = word_start + len(text)
@@ -82,7 +83,7 @@ def _scan_plain(code: str, start: int, end: int) -> Statement | None:
             return None  # ``key: value``
         if text == "|" or text == "&":
             continue
-        if not after_comma and operands:
+        if not after_comma and operands and not (spaced and len(operands) == 1):
             node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
             if node is None and not is_call_word(text):
                 node = _remember(nodes, (text, -1 - word_start), classify_modifier(text, word_start + 1))
@@ -118,10 +119,11 @@ def _scan(code: str, start: int, end: int) -> Statement:
     stmt = Statement(m.group(1).lower(), i + 1, operands, modifiers)
     seen_modifier = False
     nodes = _NODES
+    spaced = stmt.mnemonic in SPACED_FIRST_OPERAND
     for word_start, text, after_comma in _split_words(code, j, end):
         if text == "|" or text == "&":
             continue
-        if not after_comma and operands:
+        if not after_comma and operands and not (spaced and len(operands) == 1):
             node = nodes.get((text, -1 - word_start))  # a modifier (not a call word) at this column
             if node is None and not is_call_word(text):
                 node = _remember(nodes, (text, -1 - word_start), classify_modifier(text, word_start + 1))
@@ -141,7 +143,13 @@ def _scan(code: str, start: int, end: int) -> Statement:
         except OperandError as exc:
             if not after_comma and operands:
                 raise
-            if not operands and not after_comma and _looks_like_modifier(text):
+            if not operands and (not after_comma or (":" in text and not modifiers)) and _looks_like_modifier(text):
+                modifiers.append(classify_modifier(text, word_start + 1))
+                seen_modifier = True
+                continue
+            if operands and ":" in text and _looks_like_modifier(text):
+                # ``s3, format:[BUF_FMT_8_UNORM]``, ``s3, offset:4095``: LLVM also takes a ``key:value``
+                # modifier after a comma
                 modifiers.append(classify_modifier(text, word_start + 1))
                 seen_modifier = True
                 continue

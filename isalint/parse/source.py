@@ -14,7 +14,9 @@ from .operands import OperandError
 from .scanner import scan_statement, split_vopd
 
 _LINE_SPLIT = re.compile(r"(\r\n|\n|\r)")
-_LABEL = re.compile(r"\s*([.A-Za-z_$][\w.$@]*):(?!:)")
+# A label is a symbol name and a colon; a name with other characters is quoted (``"non-uniform_load":``,
+# as LLVM writes a symbol that is not an identifier), and the label is the name without its quotes.
+_LABEL = re.compile(r'\s*(?:([.A-Za-z_$][\w.$@]*)|"((?:[^"\\]|\\.)+)"):(?!:)')
 _DIRECTIVE = re.compile(r"\s*(\.[A-Za-z_][\w.]*)")
 _MNEMONIC = re.compile(r"\s*[A-Za-z_][\w.]*")
 _INSTRUCTION = re.compile(r"\s*[A-Za-z_][\w.]*(?:[ \t]|\Z)")
@@ -188,7 +190,7 @@ def _read_line(line: Line, in_block_comment: bool) -> bool:
         return still_open
     m = _LABEL.match(code, pos) if ":" in code else None
     if m:
-        line.label = m.group(1)
+        line.label = m.group(1) if m.group(1) is not None else m.group(2)
         line.kind = "label"
         pos = m.end()
         if not code[pos:].strip():
