@@ -57,7 +57,7 @@ the `S_WAITCNT`/`S_WAITCNT_VSCNT` entries of the SOPP/SOPK instruction lists.
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.model.counters import IN_ORDER, analyze
+from isalint.model.counters import IN_ORDER, STORE_SYNC, VMEM_SYNC, analyze
 
 CODE = "WAIT001"
 NAME = "waitcnt-hazard"
@@ -116,12 +116,51 @@ def check(analysis):
             msg = (f"{names} {'is' if len(regs) == 1 else 'are'} {verb} while the {what} at {where} "
                    f"may still be in flight: needs {_wait_text(need)} before this instruction")
         if worst.cls not in IN_ORDER:
-            msg += " (scalar loads, messages and FLAT return out of order: only a count of 0 covers them)"
+            msg += " (scalar loads and messages return out of order: only a count of 0 covers them)"
         diag = at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
         span = _operand_span(instrs[index], worst.reg)
         if span is not None:
             diag.column, diag.end_column = span
         yield diag
+    yield from _barrier_notes(program, result)
+
+
+_GLOBAL_STORES = ("vmem_store", "vmem_atomic")
+_GLOBAL_LOADS = ("vmem_load", "vmem_atomic")
+
+
+def _barrier_notes(program, result):
+    """Info: global/buffer ops in flight at s_barrier in a kernel that both loads and stores memory.
+
+    A bare barrier is no release fence, so this is only wrong when another wave stores (or loads)
+    the same address after the barrier: the buffers would have to alias."""
+    instrs = program.instrs
+    stores = [ins for ins in instrs if ins.klass in _GLOBAL_STORES and not ins.opaque]
+    loads = [ins for ins in instrs if ins.klass in _GLOBAL_LOADS and not ins.opaque and
+             (ins.klass == "vmem_load" or ins.defs)]
+    if not stores or not loads:
+        return
+    for i, ins in enumerate(instrs):
+        if ins.klass != "barrier":
+            continue
+        st = result.state_before(i)
+        flying = sorted({p.origin for (r, _c, _cls), p in st.pending.items()
+                         if r in (VMEM_SYNC, STORE_SYNC) and instrs[p.origin].klass in _GLOBAL_STORES + _GLOBAL_LOADS})
+        if not flying:
+            continue
+        first = instrs[flying[0]]
+        load = any(instrs[o].klass == "vmem_load" or instrs[o].defs for o in flying)
+        other = stores if load else loads
+        kinds = "store" if load else "load"
+        named = "; ".join(f"line {o.lineno}: {o.line.text.split(';')[0].strip()}" for o in other[:3])
+        if len(other) > 3:
+            named += f" and {len(other) - 3} more"
+        msg = (f"s_barrier while the {first.opcode} at line {first.lineno} "
+               f"({first.line.text.split(';')[0].strip()}) may still be in flight: a barrier is no release "
+               f"fence, so this is only wrong if another wave of the workgroup {'stores to' if load else 'loads'} "
+               f"that address after the barrier; this kernel also {kinds}s memory ({named}): if those buffers "
+               f"may alias, wait vmcnt(0) (and s_waitcnt_vscnt null, 0) before the barrier")
+        yield at_instr(program, ins, CODE, "info", msg)
 
 
 def _operand_span(instr, reg: str) -> tuple[int, int] | None:
