@@ -159,7 +159,7 @@ def _barrier_notes(program, result):
                f"({first.line.text.split(';')[0].strip()}) may still be in flight: a barrier is no release "
                f"fence, so this is only wrong if another wave of the workgroup {'stores to' if load else 'loads'} "
                f"that address after the barrier; this kernel also {kinds}s memory ({named}): if those buffers "
-               f"may alias, wait vmcnt(0) (and s_waitcnt_vscnt null, 0) before the barrier")
+               f"may alias, put {'s_waitcnt vmcnt(0)' if load else 's_waitcnt_vscnt null, 0'} before the barrier")
         yield at_instr(program, ins, CODE, "info", msg)
 
 
