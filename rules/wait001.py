@@ -24,12 +24,15 @@ What is *not* a hazard:
   (a global load, then an LDS d16 load into the same VGPR) still does.
 - A FLAT op counts on `vmcnt` and on `lgkmcnt`, in issue order on both on gfx10+
   (one more op of the LDS stream on `lgkmcnt`). A FLAT load is covered by
-  `vmcnt` alone when the program provably touches no LDS: no LDS instruction
+  `vmcnt` alone when its code provably touches no LDS: no LDS instruction
   (`ds_*`, LDS parameter loads), no read of the shared aperture
   (`src_shared_base`/`src_shared_limit`, `s_getreg` of `SH_MEM_BASES`: without it
   no generic pointer into LDS can be formed), and no kernel descriptor or
-  metadata entry asking for LDS (`group_segment_fixed_size` > 0). Otherwise a
-  generic address may point into LDS and `lgkmcnt` must retire it too.
+  metadata entry asking for LDS (`group_segment_fixed_size` > 0). The proof is
+  made for the whole file, or for the one kernel holding the load when that
+  kernel makes no call and holds no device function (a callee, or another
+  kernel calling a function laid out there, could hand over a pointer into LDS).
+  Otherwise a generic address may point into LDS and `lgkmcnt` must retire it too.
 - `s_swappc_b64`/`s_call_b64`: the callee waits for every counter but `vscnt` on
   entry and before it returns (AMDGPU calling convention), so after the call
   nothing issued before it is in flight (`v0` after the call is the callee's

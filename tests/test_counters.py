@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from isalint.analysis import Analysis
-from isalint.model.counters import (CounterState, Event, analyze, events, may_touch_lds, plan_loop_waits,
-                                    plan_waits)
+from isalint.model.counters import (CounterState, Event, analyze, events, lds_free_flat, may_touch_lds,
+                                    plan_loop_waits, plan_waits)
 from isalint.model.waitcnt import wait_thresholds
 from isalint.parse.source import parse_text
 
@@ -178,3 +178,36 @@ def test_flat_in_a_program_without_lds():
     p = program("\tds_load_b32 v9, v0\n\tflat_load_b32 v4, v[2:3]\n\ts_waitcnt lgkmcnt(1)\n"
                 "\tv_mov_b32_e32 v5, v9\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\tv_mov_b32_e32 v6, v4\n\ts_endpgm\n")
     assert analyze(p).hazards == []
+
+
+def _two_kernels(first_body: str, second_body: str, lds: int = 0) -> str:
+    out = '\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"\n'
+    for name, body, size in (("k_lds", first_body, lds), ("k_flat", second_body, 0)):
+        out += f"\t.globl {name}\n\t.p2align 8\n\t.type {name},@function\n{name}:\n{body}\ts_endpgm\n"
+    for name, size in (("k_lds", lds), ("k_flat", 0)):
+        out += (f"\t.rodata\n\t.p2align 6\n\t.amdhsa_kernel {name}\n\t\t.amdhsa_next_free_vgpr 16\n"
+                f"\t\t.amdhsa_next_free_sgpr 16\n\t\t.amdhsa_group_segment_fixed_size {size}\n"
+                "\t.end_amdhsa_kernel\n")
+    return out
+
+
+def test_flat_proof_per_kernel():
+    """One kernel of the file uses LDS, the other does not: the second one's FLAT loads are proven."""
+    flat = "\tflat_load_b32 v4, v[2:3]\n\ts_waitcnt vmcnt(0)\n\tv_mov_b32_e32 v5, v4\n"
+    p = Analysis.from_source(parse_text(_two_kernels("\tds_load_b32 v1, v0\n\ts_waitcnt lgkmcnt(0)\n", flat, 1024),
+                                        "two.s")).program
+    assert may_touch_lds(p)
+    flats = [i.index for i in p.instrs if i.opcode == "flat_load_b32"]
+    assert lds_free_flat(p) == frozenset(flats)
+    assert analyze(p).hazards == []
+    # the same FLAT load in the kernel that uses LDS is not proven
+    p = Analysis.from_source(parse_text(_two_kernels("\tds_load_b32 v1, v0\n\ts_waitcnt lgkmcnt(0)\n" + flat,
+                                                     flat, 1024), "two.s")).program
+    first, second = [i.index for i in p.instrs if i.opcode == "flat_load_b32"]
+    assert lds_free_flat(p) == {second}
+    hz = analyze(p).hazards
+    assert [(h.origin, h.reg, h.counter) for h in hz] == [(first, "v4", "lgkmcnt")]
+    # a kernel whose descriptor asks for LDS is not proven even without a ds_ instruction
+    p = Analysis.from_source(parse_text(_two_kernels(flat, "", 512), "two.s")).program
+    assert lds_free_flat(p) == frozenset()
+    assert [h.counter for h in analyze(p).hazards] == ["lgkmcnt"]

@@ -217,26 +217,59 @@ _APERTURE_WORDS = ("shared_base", "shared_limit", "sh_mem_bases")
 
 
 def may_touch_lds(program) -> bool:
-    """False only when the program provably never accesses LDS, so a FLAT op goes to memory.
+    """False only when the whole program provably never accesses LDS (see :func:`lds_free_flat`)."""
+    return _touches_lds(program.instrs, program.kernels)
 
-    The proof: no instruction of the LDS class (``ds_*``, LDS parameter/direct loads), no read of
-    the shared aperture (``src_shared_base``/``src_shared_limit`` or ``s_getreg`` of
-    ``HW_REG_SH_MEM_BASES``: without the aperture a generic pointer into LDS cannot be formed),
-    and every kernel descriptor or metadata entry of the program asks for no LDS
-    (``group_segment_fixed_size`` 0, when given)."""
-    for ins in program.instrs:
-        if ins.klass == "lds" or "lds" in ins.opcode:
+
+def _touches_lds(instrs, kernels) -> bool:
+    for ins in instrs:
+        if ins.klass == "lds" or "lds" in ins.opcode or ins.opaque:
             return True
         text = ins.line.text.lower()
-        if any(w in text for w in _APERTURE_WORDS) or ins.opaque:
+        if any(w in text for w in _APERTURE_WORDS):
             return True
-    for k in program.kernels:
+    for k in kernels:
         if int(k.descriptor.get(".amdhsa_group_segment_fixed_size", 0) or 0) > 0:
             return True
         meta = k.metadata
         if isinstance(meta, dict) and int(meta.get(".group_segment_fixed_size", 0) or 0) > 0:
             return True
     return False
+
+
+def _is_flat(ins) -> bool:
+    return ins.klass in ("vmem_load", "vmem_store", "vmem_atomic", "scratch_load", "scratch_store") \
+        and "lgkmcnt" in ins.counters
+
+
+def lds_free_flat(program) -> frozenset:
+    """Indices of the FLAT ops that provably access memory, not LDS: a vmcnt wait covers them.
+
+    The proof, for the whole program or for the kernel holding the op: no LDS instruction (``ds_*``,
+    LDS parameter/direct loads), no read of the shared aperture (``src_shared_base``/
+    ``src_shared_limit``, ``s_getreg`` of ``HW_REG_SH_MEM_BASES``: without it no generic pointer into
+    LDS can be formed), no kernel descriptor or metadata entry asking for LDS
+    (``group_segment_fixed_size`` > 0), and, for one kernel of a program that does use LDS, no call
+    (the callee might hand back a pointer into LDS). Code outside every kernel (a device function)
+    is proven only with the whole program."""
+    instrs = program.instrs
+    flats = [i for i, ins in enumerate(instrs) if _is_flat(ins)]
+    if not flats:
+        return frozenset()
+    if not _touches_lds(instrs, program.kernels):
+        return frozenset(flats)
+    out: set[int] = set()
+    for k in program.kernels:
+        first, last = k.first, k.last
+        if first is None or last is None or not any(first <= i < last for i in flats):
+            continue
+        body = instrs[first:last]
+        # a call, or a function's return (a device function laid out inside the kernel's range, which
+        # other kernels may call with a pointer into their LDS): only the whole program can prove it
+        if any(ins.opcode in CALLS or ins.opcode == "s_setpc_b64" for ins in body) or _touches_lds(body, [k]):
+            continue
+        out.update(i for i in flats if first <= i < last)
+    return frozenset(out)
 
 
 def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
@@ -249,19 +282,19 @@ def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
 class CounterState:
     """Registers held by ops in flight, and an upper bound of ops in flight per counter."""
 
-    __slots__ = ("pending", "inflight", "sync", "flat_lds", "_held")
+    __slots__ = ("pending", "inflight", "sync", "lds_free", "_held")
 
     def __init__(self, pending: dict | None = None, inflight: dict | None = None,
-                 sync: tuple[str, ...] = CU_MODE_SYNC, flat_lds: bool = True):
+                 sync: tuple[str, ...] = CU_MODE_SYNC, lds_free: frozenset = frozenset()):
         # (reg, counter, cls) -> Pending
         self.pending: dict[tuple[str, str, str], Pending] = pending if pending is not None else {}
         self.inflight: dict[str, int] = inflight if inflight is not None else {}
         self.sync = sync  # what s_barrier waits for (CU_MODE_SYNC or WGP_MODE_SYNC)
-        self.flat_lds = flat_lds  # a FLAT op may access LDS (see may_touch_lds)
+        self.lds_free = lds_free  # indices of the FLAT ops that provably touch no LDS (lds_free_flat)
         self._held: set[str] | None = None  # registers of ``pending``, reset by the methods that change it
 
     def copy(self) -> CounterState:
-        return CounterState(dict(self.pending), dict(self.inflight), self.sync, self.flat_lds)
+        return CounterState(dict(self.pending), dict(self.inflight), self.sync, self.lds_free)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CounterState) and self.pending == other.pending and self.inflight == other.inflight
@@ -292,7 +325,7 @@ class CounterState:
         if held.isdisjoint(reads) and held.isdisjoint(writes):
             return []
         index = instr.index if index is None else index
-        own = {(e.counter, e.cls) for e in events(instr, self.flat_lds) if e.writes}
+        own = {(e.counter, e.cls) for e in events(instr, index not in self.lds_free) if e.writes}
         merged = merge_reads(instr)
         by_reg: dict[str, list] = {}
         for key, p in self.pending.items():
@@ -374,7 +407,7 @@ class CounterState:
             for h in hz:
                 need[h.counter] = min(need.get(h.counter, CAP + 1), h.k)
             self.wait({c: 0 for c in need} if resolve == "zero" else need)
-        for e in events(instr, self.flat_lds):
+        for e in events(instr, index not in self.lds_free):
             self.issue(index, e)
         if instr.opcode in CALLS:
             self.wait(_CALL_WAIT)  # the callee waited on entry (and before returning)
@@ -486,7 +519,7 @@ class CounterAnalysis(Record):
         instrs = program.instrs
         n_instrs = len(instrs)
         sync = self.block_in[0].sync if self.block_in else CU_MODE_SYNC
-        flat_lds = self.block_in[0].flat_lds if self.block_in else True
+        lds_free = self.block_in[0].lds_free if self.block_in else frozenset()
         seen: dict[int, int] = {}  # block -> smallest k it was entered with
         work: list[tuple[int, int]] = [(start, k)]
         locked = cls in LOCKS
@@ -515,7 +548,7 @@ class CounterAnalysis(Record):
                 if ins.counters and not ins.opaque:
                     evs = known.get(j)
                     if evs is None:
-                        evs = known[j] = events(ins, flat_lds)
+                        evs = known[j] = events(ins, j not in lds_free)
                 else:
                     evs = ()
                 if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
@@ -557,11 +590,11 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
     instrs = program.instrs
     nb = len(blocks)
     sync = WGP_MODE_SYNC if any(k.wgp_mode for k in program.kernels if k.descriptor) else CU_MODE_SYNC
-    flat_lds = may_touch_lds(program)
+    lds_free = lds_free_flat(program)
     if entry is not None:
-        sync, flat_lds = entry.sync, entry.flat_lds
+        sync, lds_free = entry.sync, entry.lds_free
     block_out: list[CounterState | None] = [None] * nb
-    block_in: list[CounterState] = [CounterState(sync=sync, flat_lds=flat_lds) for _ in range(nb)]
+    block_in: list[CounterState] = [CounterState(sync=sync, lds_free=lds_free) for _ in range(nb)]
     block_hazards: list[list[Hazard]] = [[] for _ in range(nb)]
     block_before: list[dict[int, CounterState]] = [{} for _ in range(nb)]
     order = _reverse_postorder(cfg)
@@ -581,7 +614,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
             continue
         del queued[b]
         blk = blocks[b]
-        st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync, flat_lds=flat_lds))
+        st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync, lds_free=lds_free))
         for p in blk.preds:
             if block_out[p] is not None:
                 st.merge(block_out[p])
@@ -690,7 +723,7 @@ def plan_waits(sequence: Sequence, state: CounterState | None = None, *, keep_ex
             if need:
                 plan.append(PlannedWait(pos, need, tuple(h for h in hz if h.counter in need)))
                 st.wait(need)
-        for e in events(ins, st.flat_lds):
+        for e in events(ins):  # a rewritten sequence: a FLAT op may touch LDS (the safe side)
             st.issue(pos, e)
         if ins.opcode in CALLS:
             st.wait(_CALL_WAIT)

@@ -108,7 +108,7 @@ def plan_at_slots(sequence, slots: set[int], entry, counters=("lgkmcnt", "vmcnt"
                 if need:
                     own[q] = need
                     t.wait(need)
-                for e in _counters.events(ins, t.flat_lds):
+                for e in _counters.events(ins):
                     t.issue(q, e)
             if not tightened:
                 break
