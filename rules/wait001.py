@@ -7,15 +7,47 @@ guarantees that op completed; and a register an export still reads is
 overwritten before `expcnt` says it was read. The check follows every path of
 the control-flow graph, loop back edges included, with RDNA3's counters:
 
-- `vmcnt`: vector-memory loads, completing in issue order;
+- `vmcnt`: vector-memory loads (global, buffer, scratch, FLAT), completing in
+  issue order (image sample and BVH ops are streams of their own);
 - `vscnt`: stores (they hold no register on gfx11);
 - `lgkmcnt`: LDS ops in issue order, scalar loads and messages in any order, so
   a register loaded by `s_load_*` is only covered by `lgkmcnt(0)`;
 - `expcnt`: exports and GDS.
 
-An `s_barrier` counts as a use of every LDS op the wave still has in flight
-(and, in WGP mode, of its vector-memory ops): the other waves of the workgroup
-read what this wave wrote once they pass the barrier.
+What is *not* a hazard:
+
+- A `d16`/`d16_hi` load (`ds_load_u16_d16_hi`, `ds_load_u8_d16`,
+  `global_load_d16_hi_b16`, `buffer_load_d16_*`, ...) keeps the other half of its
+  VGPR and reads it when its data returns. An earlier load of the same in-order
+  stream into that VGPR has landed by then, so `ds_load_u16 v10` followed by
+  `ds_load_u16_d16_hi v10` needs no wait between them. A load of another stream
+  (a global load, then an LDS d16 load into the same VGPR) still does.
+- A FLAT op counts on `vmcnt` and on `lgkmcnt`, in issue order on both on gfx10+
+  (one more op of the LDS stream on `lgkmcnt`). A FLAT load is covered by
+  `vmcnt` alone when its code provably touches no LDS: no LDS instruction
+  (`ds_*`, LDS parameter loads), no read of the shared aperture
+  (`src_shared_base`/`src_shared_limit`, `s_getreg` of `SH_MEM_BASES`: without it
+  no generic pointer into LDS can be formed), and no kernel descriptor or
+  metadata entry asking for LDS (`group_segment_fixed_size` > 0). The proof is
+  made for the whole file, or for the one kernel holding the load when that
+  kernel makes no call and holds no device function (a callee, or another
+  kernel calling a function laid out there, could hand over a pointer into LDS).
+  Otherwise a generic address may point into LDS and `lgkmcnt` must retire it too.
+- `s_swappc_b64`/`s_call_b64`: the callee waits for every counter but `vscnt` on
+  entry and before it returns (AMDGPU calling convention), so after the call
+  nothing issued before it is in flight (`v0` after the call is the callee's
+  result). The call target the call reads is checked like any other read.
+- `s_barrier` is not a release fence: a global or buffer load or store still in
+  flight at a barrier is correct, and it is how prefetching kernels overlap the
+  next tile's loads with this tile's math. It can only go wrong if another wave
+  stores to (or loads) the same address after the barrier. When the kernel both
+  loads and stores memory, the barrier gets an *info* finding naming the op in
+  flight and the instructions whose buffers would have to alias.
+
+An `s_barrier` still counts as a use of every LDS op the wave has in flight: the
+other waves of the workgroup read what this wave wrote once they pass the
+barrier (LLVM's memory model waits `lgkmcnt(0)` before the barrier of
+`__syncthreads`).
 
 The finding sits on the first unsafe use and says which wait it needs there,
 e.g. `needs s_waitcnt lgkmcnt(3)`: the loosest count that retires the load (the
@@ -23,7 +55,9 @@ number of later ops of the same in-order stream in flight at that point on the
 worst path). Waits stricter than any register needs are WAIT002.
 
 ## Severity
-Error, wherever it is: a hazard is a wrong result, not a cost.
+Error, wherever it is: a hazard is a wrong result, not a cost. The barrier note
+about possibly aliasing buffers is info: it is wrong only if the buffers alias,
+which the code cannot show.
 
 ## Why it matters
 The hardware does not interlock on loads: a VALU instruction that reads a VGPR
@@ -37,6 +71,8 @@ ds_load_b128 v[184:187], v183
 ds_load_b128 v[192:195], v204
 s_waitcnt lgkmcnt(1)                 ; retires only the first load
 v_fmac_f32_e32 v124, v184, v192      ; WAIT001: v192 needs s_waitcnt lgkmcnt(0)
+global_load_b32 v20, v[2:3], off
+v_add_f32_e32 v21, v20, v21          ; WAIT001: v20 needs s_waitcnt vmcnt(0)
 ```
 Good:
 ```asm
@@ -44,20 +80,30 @@ ds_load_b128 v[184:187], v183
 ds_load_b128 v[192:195], v204
 s_waitcnt lgkmcnt(0)
 v_fmac_f32_e32 v124, v184, v192
+ds_load_u16 v10, v36                 ; two f16 packed into v10: LDS returns in order,
+ds_load_u16_d16_hi v10, v36 offset:64   ; no wait between the two loads
+global_load_b128 v[4:7], v[2:3], off ; prefetch across the barrier: fine
+s_waitcnt lgkmcnt(0)                 ; the LDS this wave wrote is done
+s_barrier
 ```
 
 ## Fix safety
 No automatic fix. Insert the wait the message names (or a stricter one) right
-before the instruction; a stricter wait is always safe, only slower.
+before the instruction; a stricter wait is always safe, only slower. For the
+barrier note: add `s_waitcnt vmcnt(0)` (loads) or `s_waitcnt_vscnt null, 0`
+(stores) before the barrier only if the buffers may really alias.
 
 ## Reference
 RDNA3 ISA guide, "Data Dependency Resolution" (Program Flow Control chapter) and
-the `S_WAITCNT`/`S_WAITCNT_VSCNT` entries of the SOPP/SOPK instruction lists.
+the `S_WAITCNT`/`S_WAITCNT_VSCNT` entries of the SOPP/SOPK instruction lists;
+the AMDGPU calling convention and memory model of the LLVM AMDGPU backend
+(callee waits on entry and return; a workgroup release fence, not a barrier,
+waits for vector memory; FLAT counts in order on gfx10+).
 """
 from __future__ import annotations
 
 from isalint.diagnostics import at_instr
-from isalint.model.counters import IN_ORDER, analyze
+from isalint.model.counters import IN_ORDER, STORE_SYNC, VMEM_SYNC, analyze
 
 CODE = "WAIT001"
 NAME = "waitcnt-hazard"
@@ -116,12 +162,51 @@ def check(analysis):
             msg = (f"{names} {'is' if len(regs) == 1 else 'are'} {verb} while the {what} at {where} "
                    f"may still be in flight: needs {_wait_text(need)} before this instruction")
         if worst.cls not in IN_ORDER:
-            msg += " (scalar loads, messages and FLAT return out of order: only a count of 0 covers them)"
+            msg += " (scalar loads and messages return out of order: only a count of 0 covers them)"
         diag = at_instr(program, instrs[index], CODE, SEVERITY, msg, stmt=_stmt_of(instrs[index], worst.reg))
         span = _operand_span(instrs[index], worst.reg)
         if span is not None:
             diag.column, diag.end_column = span
         yield diag
+    yield from _barrier_notes(program, result)
+
+
+_GLOBAL_STORES = ("vmem_store", "vmem_atomic")
+_GLOBAL_LOADS = ("vmem_load", "vmem_atomic")
+
+
+def _barrier_notes(program, result):
+    """Info: global/buffer ops in flight at s_barrier in a kernel that both loads and stores memory.
+
+    A bare barrier is no release fence, so this is only wrong when another wave stores (or loads)
+    the same address after the barrier: the buffers would have to alias."""
+    instrs = program.instrs
+    stores = [ins for ins in instrs if ins.klass in _GLOBAL_STORES and not ins.opaque]
+    loads = [ins for ins in instrs if ins.klass in _GLOBAL_LOADS and not ins.opaque and
+             (ins.klass == "vmem_load" or ins.defs)]
+    if not stores or not loads:
+        return
+    for i, ins in enumerate(instrs):
+        if ins.klass != "barrier":
+            continue
+        st = result.state_before(i)
+        flying = sorted({p.origin for (r, _c, _cls), p in st.pending.items()
+                         if r in (VMEM_SYNC, STORE_SYNC) and instrs[p.origin].klass in _GLOBAL_STORES + _GLOBAL_LOADS})
+        if not flying:
+            continue
+        first = instrs[flying[0]]
+        load = any(instrs[o].klass == "vmem_load" or instrs[o].defs for o in flying)
+        other = stores if load else loads
+        kinds = "store" if load else "load"
+        named = "; ".join(f"line {o.lineno}: {o.line.text.split(';')[0].strip()}" for o in other[:3])
+        if len(other) > 3:
+            named += f" and {len(other) - 3} more"
+        msg = (f"s_barrier while the {first.opcode} at line {first.lineno} "
+               f"({first.line.text.split(';')[0].strip()}) may still be in flight: a barrier is no release "
+               f"fence, so this is only wrong if another wave of the workgroup {'stores to' if load else 'loads'} "
+               f"that address after the barrier; this kernel also {kinds}s memory ({named}): if those buffers "
+               f"may alias, put {'s_waitcnt vmcnt(0)' if load else 's_waitcnt_vscnt null, 0'} before the barrier")
+        yield at_instr(program, ins, CODE, "info", msg)
 
 
 def _operand_span(instr, reg: str) -> tuple[int, int] | None:

@@ -9,8 +9,27 @@ What the hardware does (RDNA3 ISA guide, 4.4 "Data dependency resolution" and th
 * ``vscnt`` counts vector-memory stores and atomics without return. The data VGPRs
   of a store are read at issue on gfx10+, so a store never holds a register.
 * ``lgkmcnt`` counts LDS/GDS ops (in order among themselves), scalar-memory loads
-  (which return out of order) and messages. FLAT ops count here too and may
-  complete in any order relative to LDS.
+  (which return out of order) and messages. FLAT ops count here too: on gfx10+
+  FLAT ops keep both counters in issue order (the out-of-order FLAT counts were a
+  gfx9-and-earlier behaviour; LLVM's waitcnt insertion relies on it for gfx10+),
+  so a FLAT op is one more op of the LDS stream. When the program provably
+  touches no LDS (:func:`may_touch_lds`), a FLAT op still counts on ``lgkmcnt``
+  but holds no register there: its data comes from memory, and ``vmcnt`` says
+  when it landed.
+* A load that writes only half of its destination (the ``d16``/``d16_hi`` forms of
+  LDS, global, buffer, scratch and FLAT loads) keeps the other half: it reads the
+  register when its data returns, after every earlier op of its own in-order
+  stream has landed, so an earlier load of the same stream into that register
+  needs no wait.
+* ``s_swappc_b64``/``s_call_b64``: the AMDGPU calling convention has a callee wait
+  for every counter (but ``vscnt``) on entry and before it returns, so nothing
+  this wave issued before the call is in flight after it.
+* ``s_barrier`` is not a release fence: it waits for nothing. Only the LDS ops
+  still in flight are a hazard there (the other waves of the workgroup read LDS
+  once they pass it; LLVM's memory model waits ``lgkmcnt(0)`` before the barrier
+  of ``__syncthreads``). Global/buffer ops in flight across a barrier are fine
+  unless another wave stores to the same address after it (WAIT001 says so in an
+  info note, see :func:`barrier_vmem_inflight`).
 * ``expcnt`` counts exports (and GDS ops) until their data has left the VGPRs.
 * ``s_waitcnt X(n)`` stalls until at most ``n`` ops of counter X are in flight.
 
@@ -46,8 +65,8 @@ COUNTERS = ("vmcnt", "vscnt", "lgkmcnt", "expcnt")
 
 # Ops of these classes complete in issue order relative to the other ops of the same class.
 IN_ORDER = frozenset({"vmem", "sample", "bvh", "lds", "store", "exp", "param"})
-# These may complete in any order (scalar memory, messages, the LDS side of FLAT).
-OUT_OF_ORDER = frozenset({"smem", "msg", "flat"})
+# These may complete in any order (scalar memory, messages).
+OUT_OF_ORDER = frozenset({"smem", "msg"})
 # Classes whose pending registers are *read* by the op (export data): only writes conflict.
 LOCKS = frozenset({"exp"})
 
@@ -59,15 +78,18 @@ class Event(FrozenRecord):
     cls: str
     writes: tuple[str, ...]  # registers written when the op completes
     locks: tuple[str, ...]  # registers the op still reads after issue
+    marks: bool  # the op moves its stream's barrier marker (False: the LDS side of a FLAT op)
 
-    __slots__ = _fields = ("counter", "cls", "writes", "locks")
+    __slots__ = _fields = ("counter", "cls", "writes", "locks", "marks")
 
-    def __init__(self, counter: str, cls: str, writes: tuple[str, ...] = (), locks: tuple[str, ...] = ()):
+    def __init__(self, counter: str, cls: str, writes: tuple[str, ...] = (), locks: tuple[str, ...] = (),
+                 marks: bool = True):
         setattr_ = object.__setattr__
         setattr_(self, "counter", counter)
         setattr_(self, "cls", cls)
         setattr_(self, "writes", writes)
         setattr_(self, "locks", locks)
+        setattr_(self, "marks", marks)
 
 
 class Pending(FrozenRecord):
@@ -117,8 +139,11 @@ def _slot_regs(instr, roles: tuple[str, ...], names: tuple[str, ...] | None = No
     return tuple(dict.fromkeys(out))
 
 
-def events(instr) -> tuple[Event, ...]:
-    """The counter increments of ``instr`` (empty for non-memory and opaque instructions)."""
+def events(instr, flat_lds: bool = True) -> tuple[Event, ...]:
+    """The counter increments of ``instr`` (empty for non-memory and opaque instructions).
+
+    A FLAT op's ``lgkmcnt`` side is one more op of the in-order LDS stream; it holds
+    its registers there only when ``flat_lds`` (the program may touch LDS)."""
     if not instr.counters or instr.opaque:
         return ()
     info = instr.infos[0]
@@ -133,16 +158,16 @@ def events(instr) -> tuple[Event, ...]:
             cls = "bvh" if "bvh" in name else ("sample" if ("sample" in name or "gather" in name) else "vmem")
         out.append(Event("vmcnt", cls, writes))
         if "lgkmcnt" in instr.counters:
-            out.append(Event("lgkmcnt", "flat", writes))
+            out.append(Event("lgkmcnt", "lds", writes if flat_lds else (), marks=False))
     elif klass in ("vmem_store", "scratch_store"):
         out.append(Event("vscnt", "store"))
         if "lgkmcnt" in instr.counters:
-            out.append(Event("lgkmcnt", "flat"))
+            out.append(Event("lgkmcnt", "lds", marks=False))
     elif klass == "vmem_atomic":
         returns = bool(writes)  # the returning form (glc) is written with a vdst
         out.append(Event("vmcnt", "vmem", writes) if returns else Event("vscnt", "store"))
         if "lgkmcnt" in instr.counters:
-            out.append(Event("lgkmcnt", "flat", writes))
+            out.append(Event("lgkmcnt", "lds", writes if flat_lds else (), marks=False))
     elif klass == "smem":
         out.append(Event("lgkmcnt", "smem", writes))
     elif klass == "message":
@@ -157,25 +182,94 @@ def events(instr) -> tuple[Event, ...]:
     return tuple(out)
 
 
-# Pseudo registers standing for "the newest op of this stream", read by s_barrier: a barrier
-# releases this wave's memory ops to the other waves of the workgroup, so they must be done
-# (LLVM's AMDGPU memory model: release at workgroup scope waits for LDS ops; in WGP mode the
-# workgroup may span both CUs' vector caches, so VMEM loads and stores too).
+# Pseudo registers standing for "the newest op of this stream". s_barrier reads the LDS one: the
+# other waves of the workgroup read the LDS this wave wrote once they pass the barrier, so its LDS
+# ops must be done (LLVM's memory model waits lgkmcnt(0) before the barrier of __syncthreads).
+# A bare s_barrier is not a release fence for global memory: the vector-memory markers are kept
+# (the rule reports loads in flight across a barrier of a kernel that also stores, as a note) but
+# no barrier reads them.
 LDS_SYNC = "@lds"
 VMEM_SYNC = "@vmem"
 STORE_SYNC = "@vstore"
 _SYNC_OF = {"lds": LDS_SYNC, "vmem": VMEM_SYNC, "store": STORE_SYNC}
 CU_MODE_SYNC = (LDS_SYNC,)
-WGP_MODE_SYNC = (LDS_SYNC, VMEM_SYNC, STORE_SYNC)
+WGP_MODE_SYNC = CU_MODE_SYNC  # the same in WGP mode: a barrier is no fence for vector memory
 
+# Calls: the callee waits for every counter but vscnt on entry and before it returns (AMDGPU
+# calling convention), so after the call nothing issued before it is in flight.
+CALLS = ("s_swappc_b64", "s_call_b64")
+_CALL_WAIT = {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0}
 
 def merge_reads(instr) -> frozenset:
     """Registers a load reads only to keep the part of its destination it does not write (the other
-    half of a D16 load's VGPR): read when its data returns, so after every earlier op of its own
-    in-order stream has landed."""
-    if instr.klass not in ("vmem_load", "scratch_load") or instr.opaque:
+    half of a D16 load's VGPR, for LDS and vector-memory loads alike): read when its data returns,
+    so after every earlier op of its own in-order stream has landed."""
+    klass = instr.klass
+    if instr.opaque or klass not in ("vmem_load", "scratch_load", "lds"):
+        return frozenset()
+    if klass == "lds" and "_d16" not in instr.opcode:
         return frozenset()
     return frozenset(_slot_regs(instr, ("defuse",)))
+
+
+# What reads the shared aperture (the only way to form a generic pointer into LDS).
+_APERTURE_WORDS = ("shared_base", "shared_limit", "sh_mem_bases")
+
+
+def may_touch_lds(program) -> bool:
+    """False only when the whole program provably never accesses LDS (see :func:`lds_free_flat`)."""
+    return _touches_lds(program.instrs, program.kernels)
+
+
+def _touches_lds(instrs, kernels) -> bool:
+    for ins in instrs:
+        if ins.klass == "lds" or "lds" in ins.opcode or ins.opaque:
+            return True
+        text = ins.line.text.lower()
+        if any(w in text for w in _APERTURE_WORDS):
+            return True
+    for k in kernels:
+        if int(k.descriptor.get(".amdhsa_group_segment_fixed_size", 0) or 0) > 0:
+            return True
+        meta = k.metadata
+        if isinstance(meta, dict) and int(meta.get(".group_segment_fixed_size", 0) or 0) > 0:
+            return True
+    return False
+
+
+def _is_flat(ins) -> bool:
+    return ins.klass in ("vmem_load", "vmem_store", "vmem_atomic", "scratch_load", "scratch_store") \
+        and "lgkmcnt" in ins.counters
+
+
+def lds_free_flat(program) -> frozenset:
+    """Indices of the FLAT ops that provably access memory, not LDS: a vmcnt wait covers them.
+
+    The proof, for the whole program or for the kernel holding the op: no LDS instruction (``ds_*``,
+    LDS parameter/direct loads), no read of the shared aperture (``src_shared_base``/
+    ``src_shared_limit``, ``s_getreg`` of ``HW_REG_SH_MEM_BASES``: without it no generic pointer into
+    LDS can be formed), no kernel descriptor or metadata entry asking for LDS
+    (``group_segment_fixed_size`` > 0), and, for one kernel of a program that does use LDS, no call
+    (the callee might hand back a pointer into LDS). Code outside every kernel (a device function)
+    is proven only with the whole program."""
+    instrs = program.instrs
+    flats = [i for i, ins in enumerate(instrs) if _is_flat(ins)]
+    if not flats:
+        return frozenset()
+    if not _touches_lds(instrs, program.kernels):
+        return frozenset(flats)
+    out: set[int] = set()
+    for k in program.kernels:
+        first, last = k.first, k.last
+        if first is None or last is None or not any(first <= i < last for i in flats):
+            continue
+        body = instrs[first:last]
+        # a call, or a function's return (a device function laid out inside the kernel's range, which
+        # other kernels may call with a pointer into their LDS): only the whole program can prove it
+        if any(ins.opcode in CALLS or ins.opcode == "s_setpc_b64" for ins in body) or _touches_lds(body, [k]):
+            continue
+        out.update(i for i in flats if first <= i < last)
+    return frozenset(out)
 
 
 def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
@@ -188,18 +282,19 @@ def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
 class CounterState:
     """Registers held by ops in flight, and an upper bound of ops in flight per counter."""
 
-    __slots__ = ("pending", "inflight", "sync", "_held")
+    __slots__ = ("pending", "inflight", "sync", "lds_free", "_held")
 
     def __init__(self, pending: dict | None = None, inflight: dict | None = None,
-                 sync: tuple[str, ...] = CU_MODE_SYNC):
+                 sync: tuple[str, ...] = CU_MODE_SYNC, lds_free: frozenset = frozenset()):
         # (reg, counter, cls) -> Pending
         self.pending: dict[tuple[str, str, str], Pending] = pending if pending is not None else {}
         self.inflight: dict[str, int] = inflight if inflight is not None else {}
         self.sync = sync  # what s_barrier waits for (CU_MODE_SYNC or WGP_MODE_SYNC)
+        self.lds_free = lds_free  # indices of the FLAT ops that provably touch no LDS (lds_free_flat)
         self._held: set[str] | None = None  # registers of ``pending``, reset by the methods that change it
 
     def copy(self) -> CounterState:
-        return CounterState(dict(self.pending), dict(self.inflight), self.sync)
+        return CounterState(dict(self.pending), dict(self.inflight), self.sync, self.lds_free)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CounterState) and self.pending == other.pending and self.inflight == other.inflight
@@ -230,7 +325,7 @@ class CounterState:
         if held.isdisjoint(reads) and held.isdisjoint(writes):
             return []
         index = instr.index if index is None else index
-        own = {(e.counter, e.cls) for e in events(instr) if e.writes}
+        own = {(e.counter, e.cls) for e in events(instr, index not in self.lds_free) if e.writes}
         merged = merge_reads(instr)
         by_reg: dict[str, list] = {}
         for key, p in self.pending.items():
@@ -288,7 +383,7 @@ class CounterState:
             self.pending[(r, c, cls)] = Pending(0, index)
         for r in event.locks:
             self.pending[(r, c, cls)] = Pending(0, index)
-        marker = _SYNC_OF.get(cls)
+        marker = _SYNC_OF.get(cls) if event.marks else None
         if marker is not None:
             self.pending[(marker, c, cls)] = Pending(0, index)
         self.inflight[c] = min(CAP, self.inflight.get(c, 0) + 1)
@@ -312,8 +407,10 @@ class CounterState:
             for h in hz:
                 need[h.counter] = min(need.get(h.counter, CAP + 1), h.k)
             self.wait({c: 0 for c in need} if resolve == "zero" else need)
-        for e in events(instr):
+        for e in events(instr, index not in self.lds_free):
             self.issue(index, e)
+        if instr.opcode in CALLS:
+            self.wait(_CALL_WAIT)  # the callee waited on entry (and before returning)
         return hz
 
     def merge(self, other: CounterState) -> bool:
@@ -422,6 +519,7 @@ class CounterAnalysis(Record):
         instrs = program.instrs
         n_instrs = len(instrs)
         sync = self.block_in[0].sync if self.block_in else CU_MODE_SYNC
+        lds_free = self.block_in[0].lds_free if self.block_in else frozenset()
         seen: dict[int, int] = {}  # block -> smallest k it was entered with
         work: list[tuple[int, int]] = [(start, k)]
         locked = cls in LOCKS
@@ -450,7 +548,7 @@ class CounterAnalysis(Record):
                 if ins.counters and not ins.opaque:
                     evs = known.get(j)
                     if evs is None:
-                        evs = known[j] = events(ins)
+                        evs = known[j] = events(ins, j not in lds_free)
                 else:
                     evs = ()
                 if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
@@ -468,6 +566,9 @@ class CounterAnalysis(Record):
                         k += 1
                 if klass == "endpgm" or ins.opcode in _ENDS_PROGRAM:
                     alive = False
+                    break
+                if ins.opcode in CALLS and counter in _CALL_WAIT:
+                    alive = False  # the callee waits for it
                     break
             if alive:
                 for s in blk.succs:
@@ -489,10 +590,11 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
     instrs = program.instrs
     nb = len(blocks)
     sync = WGP_MODE_SYNC if any(k.wgp_mode for k in program.kernels if k.descriptor) else CU_MODE_SYNC
+    lds_free = lds_free_flat(program)
     if entry is not None:
-        sync = entry.sync
+        sync, lds_free = entry.sync, entry.lds_free
     block_out: list[CounterState | None] = [None] * nb
-    block_in: list[CounterState] = [CounterState(sync=sync) for _ in range(nb)]
+    block_in: list[CounterState] = [CounterState(sync=sync, lds_free=lds_free) for _ in range(nb)]
     block_hazards: list[list[Hazard]] = [[] for _ in range(nb)]
     block_before: list[dict[int, CounterState]] = [{} for _ in range(nb)]
     order = _reverse_postorder(cfg)
@@ -512,7 +614,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
             continue
         del queued[b]
         blk = blocks[b]
-        st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync))
+        st = (entry.copy() if entry is not None and not blk.preds else CounterState(sync=sync, lds_free=lds_free))
         for p in blk.preds:
             if block_out[p] is not None:
                 st.merge(block_out[p])
@@ -621,8 +723,10 @@ def plan_waits(sequence: Sequence, state: CounterState | None = None, *, keep_ex
             if need:
                 plan.append(PlannedWait(pos, need, tuple(h for h in hz if h.counter in need)))
                 st.wait(need)
-        for e in events(ins):
+        for e in events(ins):  # a rewritten sequence: a FLAT op may touch LDS (the safe side)
             st.issue(pos, e)
+        if ins.opcode in CALLS:
+            st.wait(_CALL_WAIT)
     return plan, st
 
 

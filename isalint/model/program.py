@@ -310,12 +310,16 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
 
 
 def _is_wave64(source: SourceFile) -> bool:
-    """A kernel descriptor asks for wave64. The descriptor follows the code, so it is looked up
+    """A kernel descriptor asks for wave64 (``.amdhsa_wavefront_size32 0``), or, with no descriptor,
+    the metadata does (``.wavefront_size: 64``). The descriptor follows the code, so it is looked up
     before the instructions are built; a file's kernels are taken to share one wave size."""
+    meta64 = False
     for line in source.lines:
         if line.kind == "directive" and line.directive == ".amdhsa_wavefront_size32":
             return line.args.split()[:1] == ["0"]
-    return False
+        if not meta64 and ".wavefront_size:" in line.text:
+            meta64 = line.text.split(".wavefront_size:", 1)[1].split("#")[0].strip() == "64"
+    return meta64
 
 
 # Wave64 (RDNA3 ISA guide, "Wave32 and Wave64"): VCC and EXEC are register pairs and lane masks
