@@ -697,7 +697,8 @@ def build_command():
     @click.option("--watch", is_flag=True, help="Check again whenever a file changes, until Ctrl-C.")
     @click.option("--no-cache", is_flag=True,
                   help="Neither read nor write the result cache (.isalint_cache, or $ISALINT_CACHE_DIR).")
-    @click.option("--kernel", metavar="GLOB", help="Check only the kernels of a code object whose names match.")
+    @click.option("--kernel", metavar="GLOB", help="Check only the kernels of a code object whose names match (several globs: "
+                                                "separated by commas).")
     def command(paths, **options):
         """Report problems in gfx11 assembly files (directories are searched for .s/.asm; '-' reads
         standard input) and in the kernels of code objects (.co, .hsaco, .o, HIP fat binaries and
