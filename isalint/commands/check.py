@@ -240,22 +240,19 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if outcomes[n] is None:
                 jobs.append((n, job))
     if jobs:
-        for (n, job), outcome in zip(jobs, _check_jobs([job for _, job in jobs], keep)):
-            outcomes[n] = outcome
+        for (n, job), (outcome, report) in zip(jobs, _check_jobs([job for _, job in jobs], keep, style)):
+            outcomes[n] = outcome if report is None else report
             if cache is not None:
                 cache.store(job[5], outcome)
+                if report is not None:
+                    cache.store(cache.derived(job[5], style), report)
     diagnostics, sources, errors, skipped = [], {}, [], []
     hidden = dict.fromkeys(SEVERITIES, 0)  # findings of each severity below --min-severity
     reports: list = []  # with a style: (printed findings, {severity: number shown}) of each file checked
     for n, outcome in enumerate(outcomes):
         kind = outcome[0]
         if kind == "ok" and style is not None:
-            _, name, found, count, lines, notes = outcome
-            every = list(map(_diagnostic, found))
-            shown = [d for d in every if _RANK[d.severity] <= _RANK[opts.min_severity]]
-            # the counts of all its findings: the summary says how many --min-severity left out
-            outcome = ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
-                       [sum(1 for d in every if d.severity == s) for s in SEVERITIES], notes)
+            outcome = _report_outcome(outcome, style)
             if cache is not None and keys[n] is not None:
                 cache.store(cache.derived(keys[n], style), outcome)
             kind = "report"
@@ -370,9 +367,26 @@ def _job_size(job) -> int:
     return len(data.code) * 4 if hasattr(data, "code") else len(data)  # a code dword is a line of text
 
 
-def _check_jobs(jobs: list, keep: list | None) -> list:
-    """The outcomes of ``jobs`` (see :func:`_check_job`): in worker processes when there are enough
-    of them to pay for starting those, else here; with a count of what is done on a terminal."""
+def _report_outcome(outcome: tuple, style: str) -> tuple:
+    """The ("report", name, printed findings, [number of each severity], warnings) of an "ok"
+    outcome, its findings printed in ``style`` (see :func:`_style`)."""
+    _, name, found, count, lines, notes = outcome
+    least = _RANK[style.split()[1]]
+    every = list(map(_diagnostic, found))
+    shown = [d for d in every if _RANK[d.severity] <= least]
+    # the counts of all its findings: the summary says how many --min-severity left out
+    return ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
+            [sum(1 for d in every if d.severity == s) for s in SEVERITIES], notes)
+
+
+def _check_jobs(jobs: list, keep: list | None, style: str | None = None) -> list:
+    """(outcome, report) of each of ``jobs`` (see :func:`_check_job`): in worker processes when there
+    are enough of them to pay for starting those, else here; with a count of what is done on a
+    terminal. With a ``style``, the report of an "ok" outcome is its findings printed in that style
+    (made where the job ran: the workers print in parallel what a library's kernels found); else
+    None."""
+    from functools import partial
+
     from ..parallel import map_ordered, usable_cpus
     from .progress import progress
 
@@ -384,8 +398,9 @@ def _check_jobs(jobs: list, keep: list | None) -> list:
             def done(count: int) -> None:
                 shown.update(f"checking {len(jobs)} {what}: {count} done")
 
-            return map_ordered(_check_job, jobs, min(cpus, len(jobs)), initializer=_worker_start,
-                               largest_first=_job_size, progress=done if len(jobs) > 1 else None)
+            return map_ordered(partial(_check_job, style=style), jobs, min(cpus, len(jobs)),
+                               initializer=_worker_start, largest_first=_job_size,
+                               progress=done if len(jobs) > 1 else None)
     import gc
 
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
@@ -401,7 +416,8 @@ def _check_jobs(jobs: list, keep: list | None) -> list:
                 gc.freeze()
                 froze = True
             outcome, analysis = _analyze(job)
-            out.append(outcome)
+            out.append((outcome, _report_outcome(outcome, style) if style is not None and outcome[0] == "ok"
+                        else None))
             if keep is not None and n == len(jobs) - 1:
                 keep.append(analysis)  # freed by the process's end, not object by object
             analysis = None
@@ -433,8 +449,9 @@ def _worker_start() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (exit 130), silently
 
 
-def _check_job(job):
-    """A worker's outcome of one job; the file's model is collected before the next, and what
+def _check_job(job, style: str | None = None):
+    """A worker's (outcome, report) of one job (see :func:`_check_jobs`); the file's model is
+    collected before the next, and what
     survives it (tables and caches the rules fill) is frozen, so that the next collection scans only
     the next model: rescanning all the worker holds after every kernel took as long as the check."""
     import gc
@@ -443,7 +460,7 @@ def _check_job(job):
     _ = None
     gc.collect()
     gc.freeze()
-    return outcome
+    return outcome, _report_outcome(outcome, style) if style is not None and outcome[0] == "ok" else None
 
 
 def _analyze(job):
