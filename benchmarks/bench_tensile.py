@@ -83,6 +83,21 @@ def instructions(kernels: list) -> int:
     return sum(len(listing.decode_kernel(k)) for k in kernels)
 
 
+def read_findings(path: str):
+    """The findings of ``isalint check --format json`` one by one, without holding the whole array (the
+    library's is gigabytes): each item is printed from a line ``  {`` to a line ``  }``."""
+    item: list[str] = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("  {"):
+                item = [line]
+            elif item:
+                item.append(line)
+                if line.startswith("  }"):
+                    yield json.loads("".join(item).rstrip().rstrip(","))
+                    item = []
+
+
 def run_timed(cmd: list[str], out_path: str) -> tuple[float, float, int, str]:
     """(wall s, CPU s, exit code, standard error) of ``cmd``, its standard output to ``out_path``."""
     before = os.times()
@@ -129,15 +144,18 @@ def main() -> int:
     load_after = os.getloadavg()
     if d_code != 0:
         sys.stderr.write(d_err[-2000:])
-    with open(findings_path, encoding="utf-8") as fh:
-        findings = json.load(fh)
+    findings = read_findings(findings_path)
     lines = [x for x in c_err.splitlines() if x.startswith("isalint: ") and not x.startswith("isalint: warning:")]
     internal = sum(1 for x in lines if "internal error" in x) + c_err.count("Traceback (most recent call last)")
     n_instrs = instructions(chosen)
-    rows = count(findings)
     by_severity: dict[str, int] = {}
-    for d in findings:
-        by_severity[d["severity"]] = by_severity.get(d["severity"], 0) + 1
+
+    def counted():
+        for d in findings:
+            by_severity[d["severity"]] = by_severity.get(d["severity"], 0) + 1
+            yield d
+
+    rows = count(counted())
     code_bytes = sum(len(k.code) for k in chosen)
     what = f"a sample of {len(chosen)} of its {len(everything)} kernels" if args.sample else "every kernel"
     shown = [Path(check[0]).name, *check[1:-1], Path(library).name]
@@ -161,7 +179,7 @@ def main() -> int:
         f"| internal errors (tracebacks) | {internal} |",
         f"| other errors | {len(lines) - internal} |",
         f"| exit code of the check | {c_code} |",
-        f"| findings | {len(findings):,} ("
+        f"| findings | {sum(by_severity.values()):,} ("
         + ", ".join(f"{by_severity.get(s, 0):,} {s}" for s in ("error", "warning", "info")) + ") |",
         "",
         "| command | wall s | CPU s |",
