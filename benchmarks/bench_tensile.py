@@ -2,7 +2,7 @@
 
     python benchmarks/bench_tensile.py [LIBRARY.co] [--sample N] [--table FILE.md] [--findings FILE.json]
 
-The library is read where it is installed (LIBRARY.co, else ``$ISALINT_TENSILE``, else the usual
+The library is read where it is installed (LIBRARY.co, else ``$ISALINT_TENSILE_LIBRARY``, else the usual
 rocBLAS install folders); nothing is copied. Without it the benchmark says so and exits 0.
 
 The whole library (default) or ``--sample N`` of its kernels: evenly spaced in name order, so that
@@ -51,8 +51,9 @@ MAX_SELECT = 120_000  # bytes of one command-line argument (Linux allows 128 KiB
 def find_library(given: str | None) -> str | None:
     if given:
         return given if os.path.isfile(given) else None
-    if os.environ.get("ISALINT_TENSILE"):
-        return os.environ["ISALINT_TENSILE"] if os.path.isfile(os.environ["ISALINT_TENSILE"]) else None
+    named = os.environ.get("ISALINT_TENSILE_LIBRARY")  # as the tests name it
+    if named:
+        return named if os.path.isfile(named) else None
     for pattern in WHERE:
         for folder in sorted(glob.glob(pattern), reverse=True):
             path = os.path.join(folder, NAME)
@@ -120,7 +121,7 @@ def main() -> int:
     args = ap.parse_args()
     library = find_library(args.library)
     if library is None:
-        where = args.library or "give its path, set ISALINT_TENSILE or install rocBLAS for gfx1100"
+        where = args.library or "give its path, set ISALINT_TENSILE_LIBRARY or install rocBLAS for gfx1100"
         print(f"bench_tensile: skipped: no {NAME} found ({where})")
         return 0
     everything = kernels_of(library)
