@@ -393,10 +393,17 @@ def _check_jobs(jobs: list, keep: list | None, style: str | None = None) -> list
     cpus = usable_cpus()
     if cpus > 1 and len(jobs) >= POOL_MIN_FILES and sum(_job_size(job) for job in jobs) >= POOL_MIN_BYTES:
         _preload({code for job in jobs for code in job[2]})
+        import time
+        from itertools import accumulate
+
         what = "kernels" if any(hasattr(job[1], "code") for job in jobs) else "files"
+        # the jobs are handed out largest first: the first `count` done are about the largest `count`
+        handed = list(accumulate(sorted((_job_size(job) for job in jobs), reverse=True)))
+        start = time.monotonic()
         with progress(f"checking {len(jobs)} {what}") as shown:
             def done(count: int) -> None:
-                shown.update(f"checking {len(jobs)} {what}: {count} done")
+                shown.update(progress_text(len(jobs), what, count, handed[count - 1] / max(1, handed[-1]),
+                                           time.monotonic() - start))
 
             return map_ordered(partial(_check_job, style=style), jobs, min(cpus, len(jobs)),
                                initializer=_worker_start, largest_first=_job_size,
@@ -428,6 +435,19 @@ def _check_jobs(jobs: list, keep: list | None, style: str | None = None) -> list
             if gc_was_enabled:
                 gc.enable()
     return out
+
+
+def progress_text(total: int, what: str, count: int, part: float, elapsed: float) -> str:
+    """The status line of a check of ``total`` files or kernels of which ``count`` are done, that
+    ``part`` of the work (by size) in ``elapsed`` seconds: with the time left once it can be told."""
+    text = f"checking {total} {what}: {count} done"
+    if elapsed < 5 or not 0 < part < 1:
+        return text
+    left = elapsed * (1 - part) / part
+    if left < 60:
+        return f"{text}, less than a minute left" if left >= 10 else text
+    minutes = round(left / 60)
+    return f"{text}, about {minutes} minute{'s' if minutes != 1 else ''} left"
 
 
 def _preload(codes) -> None:
