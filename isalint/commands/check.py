@@ -623,10 +623,18 @@ def _report_files(opts: Options, style: str, texts: list[str], counts: dict, che
     """The report made of the files' printed findings ``texts`` (those with findings, in order)."""
     stream = _open_report(opts)
     try:
-        if opts.fmt == "json":
-            stream.write("[\n" + ",\n".join(texts) + "\n]\n" if texts else "[]\n")
+        # written piece by piece: a library's report is gigabytes, not to be copied into one string
+        if opts.fmt == "json" and not texts:
+            stream.write("[]\n")
         elif texts:
-            stream.write(("\n\n" if opts.fmt == "text" else "\n").join(texts) + "\n")
+            sep = ",\n" if opts.fmt == "json" else "\n\n" if opts.fmt == "text" else "\n"
+            if opts.fmt == "json":
+                stream.write("[\n")
+            for n, text in enumerate(texts):
+                if n:
+                    stream.write(sep)
+                stream.write(text)
+            stream.write("\n]\n" if opts.fmt == "json" else "\n")
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
             from ..report import findings as out
 
