@@ -43,7 +43,6 @@ NAME = "TensileLibrary_gfx1100.co"
 WHERE = [  # where rocBLAS installs its Tensile libraries (distribution packages, ROCm)
     "/usr/lib/x86_64-linux-gnu/rocblas/*/library",
     "/opt/rocm*/lib/rocblas/library",
-    "/work/trixie/root/usr/lib/x86_64-linux-gnu/rocblas/*/library",
 ]
 MAX_SELECT = 120_000  # bytes of one command-line argument (Linux allows 128 KiB)
 
@@ -60,6 +59,12 @@ def find_library(given: str | None) -> str | None:
             if os.path.isfile(path):
                 return path
     return None
+
+
+def _shown_path(library: str) -> str:
+    """The library as the table names it: from its rocBLAS folder on (``rocblas/2.47.0/library/...``)."""
+    parts = Path(library).parts
+    return "/".join(parts[parts.index("rocblas"):]) if "rocblas" in parts else Path(library).name
 
 
 def kernels_of(library: str) -> list:
@@ -169,9 +174,10 @@ def main() -> int:
     out = [
         f"# `isalint check` on rocBLAS's {NAME}",
         "",
-        f"{what.capitalize()} of `{library}`, {today}, on {os.cpu_count()} processors ({platform.machine()}, "
+        f"{what.capitalize()} of `{_shown_path(library)}`, {today}, on {os.cpu_count()} processors ({platform.machine()}, "
         f"Python {platform.python_version()}); load average {load_before[0]:.1f} before, {load_after[0]:.1f} after.",
-        f"Made by `python benchmarks/bench_tensile.py{' --sample ' + str(args.sample) if args.sample else ''}`.",
+        f"Made by `python benchmarks/bench_tensile.py{' --sample ' + str(args.sample) if args.sample else ''} "
+        f".../{_shown_path(library)}`.",
         "",
         "| | |",
         "| --- | --- |",
