@@ -445,6 +445,11 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
     def cost(u, v):
         return -weight[(u, v) if u < v else (v, u)]
 
+    # each left vertex's edges with their costs, in the order of its neighbours (the order the
+    # search relaxes them in), and the cost of each edge from its left end
+    out_costs = {x: [(v, cost(x, v)) for v in adj[x]] for x in adj if not side[x]}
+    costs = {x: dict(edges) for x, edges in out_costs.items()}
+    heappop, heappush = heapq.heappop, heapq.heappush
     right = [v for v in adj if side[v]]
     mate: dict[int, int] = {}
     # Potentials keep every reduced cost >= 0: 0 on the left (and the source), the cheapest
@@ -460,19 +465,22 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
             best[u] = 0
         heapq.heapify(heap)
         while heap:
-            d, x = heapq.heappop(heap)
+            d, x = heappop(heap)
             if x in dist:
                 continue
             dist[x] = d
             if side[x]:
                 u = mate.get(x)
-                steps = [] if u is None else [(u, d - cost(u, x) + pot[x] - pot[u])]
+                if u is None:
+                    continue
+                steps = ((u, d - costs[u][x] + pot[x] - pot[u]),)
             else:
-                steps = [(v, d + cost(x, v) + pot[x] - pot[v]) for v in adj[x] if mate.get(x) != v]
+                mx, base = mate.get(x), d + pot[x]
+                steps = [(v, base + c - pot[v]) for v, c in out_costs[x] if v != mx]
             for y, nd in steps:
                 if y not in dist and (y not in best or nd < best[y]):
                     best[y], prev[y] = nd, x
-                    heapq.heappush(heap, (nd, y))
+                    heappush(heap, (nd, y))
         ends = [(dist[v] + pot[v] - sink_pot, v) for v in right if v in dist and v not in mate]
         if not ends:
             break

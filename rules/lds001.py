@@ -136,6 +136,23 @@ def _nth(n: int) -> str:
     return f"{n}{suffix}"
 
 
+# The worst conflict of an access depends on its width and lane addresses alone: worked out once per
+# such access (a library's kernels of one tile shape read and write the same addresses).
+_CONFLICTS: dict[tuple, object] = {}
+_CONFLICTS_MAX = 1 << 14
+
+
+def _conflicts(access, banks: int, wave_size: int):
+    key = (access.width, tuple(tuple(a) for a in access.addresses), banks, wave_size)
+    if key in _CONFLICTS:
+        return _CONFLICTS[key]
+    c = bank_conflicts(access, banks, wave_size)
+    if len(_CONFLICTS) >= _CONFLICTS_MAX:
+        _CONFLICTS.clear()
+    _CONFLICTS[key] = c
+    return c
+
+
 def check(analysis):
     program = analysis.program
     for ins in program.instrs:
@@ -152,7 +169,7 @@ def check(analysis):
                            "bank conflicts not checked")
             continue
         banks = lds_banks(ev.kernel)
-        c = bank_conflicts(access, banks, ev.ws)
+        c = _conflicts(access, banks, ev.ws)
         if c is None:
             continue
         mode = f"{'WGP' if banks == 64 else 'CU'} mode, {banks} banks"

@@ -269,3 +269,29 @@ def test_version_is_the_projects():
                          re.M).group(1)
     out = subprocess.run([sys.executable, "-m", "isalint", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == f"isalint, version {declared}"
+
+
+def test_json_items_are_what_the_json_module_writes():
+    """The JSON report's items, written without the json module's slow indented encoder, are its output
+    byte for byte: on the findings of the fixture kernels (sites, costs, notes) and on odd values."""
+    from isalint import rules as registry
+    from isalint.lint.files import check_file
+    from isalint.diagnostics import Diagnostic, Site
+    from isalint.report.findings import render_json_items
+
+    def reference(ds):
+        return ",\n".join("  " + json.dumps(d.to_json(), indent=2).replace("\n", "\n  ") for d in ds)
+
+    found = []
+    for path in sorted(KERNELS.glob("*.s")):
+        found += check_file(str(path), registry.available(), "gfx1100", registry.available()).findings
+    assert sum(len(d.sites) for d in found) > 100 and any(d.cost for d in found)
+    assert render_json_items(found) == reference(found)
+    odd = Diagnostic("p\u00e9\"x\\", 1, 2, 3, 4, "X001", "info", "m\u2603\n\t\x00", "--fix", ["n\u00fcte"],
+                     [Site(5, 6, 7, "s\u00e9"), Site(8, 9, 10, "")],
+                     {"a": float("nan"), "b": 1e300, "c": -0.0, "d": True, "e": None, "f": [], "g": {},
+                      "h": [1, [2, {}], (3,)], 1: 2, None: 3, 2.5: 1, "i": float("inf"), "j": -float("inf"),
+                      "k": False, "l": 1.0, "m": 10 ** 30})
+    odd.kernel = "k"
+    assert render_json_items([odd, odd]) == reference([odd, odd])
+    assert render_json_items([]) == reference([]) == ""

@@ -4,6 +4,7 @@ that assemble back to the same code and descriptor byte for byte. Rocm's Tensile
 too when it is present on the machine (skipped otherwise)."""
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -281,6 +282,19 @@ def _tensile():
 
     with open(TENSILE, "rb") as fh:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def test_kernel_select_takes_several_globs_separated_by_commas():
+    if not TENSILE.is_file():
+        pytest.skip("rocBLAS's Tensile library is not installed")
+    names = sorted(k.name for k in codeobject.read(_tensile(), "lib.co")[0])
+    first, last = names[0], names[-1]
+    assert [k.name for k in codeobject.read(_tensile(), "lib.co", f"{first},{last}")[0]] in \
+        ([first, last], [last, first])
+    family = first[:first.index("_MT")] + "_MT*"  # a glob and a name together: the union
+    both = {k.name for k in codeobject.read(_tensile(), "lib.co", f"{family},{last}")[0]}
+    assert both == {n for n in names if fnmatch.fnmatchcase(n, family)} | {last}
+    assert codeobject.read(_tensile(), "lib.co", "no_such_kernel,")[0] == []
 
 
 def test_tensile_library_listings_are_the_corpus_kernels():

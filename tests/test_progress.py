@@ -45,3 +45,16 @@ def test_validate_piped_prints_no_progress_and_names_the_files_in_argument_order
                           timeout=300)
     assert proc.returncode == 0 and proc.stderr == ""
     assert proc.stdout.startswith(f"{KERNEL} vs {candidate}: EQUAL")
+
+
+def test_check_progress_tells_the_time_left_once_it_can():
+    from isalint.commands.check import progress_text
+
+    assert progress_text(4844, "kernels", 10, 0.01, 2.0) == "checking 4844 kernels: 10 done"  # too early
+    assert progress_text(4844, "kernels", 1000, 0.25, 100.0) == \
+        "checking 4844 kernels: 1000 done, about 5 minutes left"
+    assert progress_text(4844, "kernels", 4000, 0.8, 100.0) == \
+        "checking 4844 kernels: 4000 done, less than a minute left"
+    assert progress_text(4844, "kernels", 4800, 0.99, 100.0) == "checking 4844 kernels: 4800 done"
+    assert progress_text(3, "files", 3, 1.0, 100.0) == "checking 3 files: 3 done"
+    assert progress_text(100, "files", 1, 1 / 120, 30.0) == "checking 100 files: 1 done, about 60 minutes left"

@@ -86,7 +86,8 @@ def is_code_object(data) -> bool:
 
 def read(data, source: str, select: str | None = None) -> tuple[list[KernelImage], list[Skipped]]:
     """The gfx11 kernels of the file ``data`` (named ``source``), those whose name matches the glob
-    ``select``; and what was skipped (code objects for other processors, host code)."""
+    ``select`` (or one of its comma-separated globs); and what was skipped (code objects for other
+    processors, host code)."""
     kernels: list[KernelImage] = []
     skipped: list[Skipped] = []
     try:
@@ -132,6 +133,12 @@ def _bundled(data, start: int, where: str, skipped: list[Skipped]):
         yield Elf(entry.data), entry.where
 
 
+def selects(select: str, name: str) -> bool:
+    """Whether the kernel ``name`` matches ``select``: a glob, or several separated by commas (a
+    symbol's name has no comma)."""
+    return any(fnmatch.fnmatchcase(name, glob) for glob in select.split(",") if glob)
+
+
 def _read_elf(elf: Elf, source: str, where: str, select, kernels: list, skipped: list) -> None:
     what = where or "the code object"
     if elf.machine != EM_AMDGPU:
@@ -170,7 +177,7 @@ def _read_elf(elf: Elf, source: str, where: str, select, kernels: list, skipped:
     descriptors = [s for s in symbols if s.type == STT_OBJECT and s.name.endswith(".kd") and s.size == 64]
     for kd in descriptors:
         name = kd.name[:-3]
-        if select is not None and not fnmatch.fnmatchcase(name, select):
+        if select is not None and not selects(select, name):
             continue
         raw = elf.bytes_at(file_offset(kd.shndx, kd.value), 64)
         func = by_name.get(name)

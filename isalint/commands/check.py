@@ -241,22 +241,19 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if outcomes[n] is None:
                 jobs.append((n, job))
     if jobs:
-        for (n, job), outcome in zip(jobs, _check_jobs([job for _, job in jobs], keep)):
-            outcomes[n] = outcome
+        for (n, job), (outcome, report) in zip(jobs, _check_jobs([job for _, job in jobs], keep, style)):
+            outcomes[n] = outcome if report is None else report
             if cache is not None:
                 cache.store(job[5], outcome)
+                if report is not None:
+                    cache.store(cache.derived(job[5], style), report)
     diagnostics, sources, errors, skipped = [], {}, [], []
     hidden = dict.fromkeys(SEVERITIES, 0)  # findings of each severity below --min-severity
     reports: list = []  # with a style: (printed findings, {severity: number shown}) of each file checked
     for n, outcome in enumerate(outcomes):
         kind = outcome[0]
         if kind == "ok" and style is not None:
-            _, name, found, count, lines, notes = outcome
-            every = list(map(_diagnostic, found))
-            shown = [d for d in every if _RANK[d.severity] <= _RANK[opts.min_severity]]
-            # the counts of all its findings: the summary says how many --min-severity left out
-            outcome = ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
-                       [sum(1 for d in every if d.severity == s) for s in SEVERITIES], notes)
+            outcome = _report_outcome(outcome, style)
             if cache is not None and keys[n] is not None:
                 cache.store(cache.derived(keys[n], style), outcome)
             kind = "report"
@@ -373,22 +370,47 @@ def _job_size(job) -> int:
     return len(data.code) * 4 if hasattr(data, "code") else len(data)  # a code dword is a line of text
 
 
-def _check_jobs(jobs: list, keep: list | None) -> list:
-    """The outcomes of ``jobs`` (see :func:`_check_job`): in worker processes when there are enough
-    of them to pay for starting those, else here; with a count of what is done on a terminal."""
+def _report_outcome(outcome: tuple, style: str) -> tuple:
+    """The ("report", name, printed findings, [number of each severity], warnings) of an "ok"
+    outcome, its findings printed in ``style`` (see :func:`_style`)."""
+    _, name, found, count, lines, notes = outcome
+    least = _RANK[style.split()[1]]
+    every = list(map(_diagnostic, found))
+    shown = [d for d in every if _RANK[d.severity] <= least]
+    # the counts of all its findings: the summary says how many --min-severity left out
+    return ("report", name, _render_file(style, shown, {name: _SourceLines(count, lines)}),
+            [sum(1 for d in every if d.severity == s) for s in SEVERITIES], notes)
+
+
+def _check_jobs(jobs: list, keep: list | None, style: str | None = None) -> list:
+    """(outcome, report) of each of ``jobs`` (see :func:`_check_job`): in worker processes when there
+    are enough of them to pay for starting those, else here; with a count of what is done on a
+    terminal. With a ``style``, the report of an "ok" outcome is its findings printed in that style
+    (made where the job ran: the workers print in parallel what a library's kernels found); else
+    None."""
+    from functools import partial
+
     from ..lint.workers import map_ordered, usable_cpus
     from .progress import progress
 
     cpus = usable_cpus()
     if cpus > 1 and len(jobs) >= POOL_MIN_FILES and sum(_job_size(job) for job in jobs) >= POOL_MIN_BYTES:
         _preload({code for job in jobs for code in job[2]})
+        import time
+        from itertools import accumulate
+
         what = "kernels" if any(hasattr(job[1], "code") for job in jobs) else "files"
+        # the jobs are handed out largest first: the first `count` done are about the largest `count`
+        handed = list(accumulate(sorted((_job_size(job) for job in jobs), reverse=True)))
+        start = time.monotonic()
         with progress(f"checking {len(jobs)} {what}") as shown:
             def done(count: int) -> None:
-                shown.update(f"checking {len(jobs)} {what}: {count} done")
+                shown.update(progress_text(len(jobs), what, count, handed[count - 1] / max(1, handed[-1]),
+                                           time.monotonic() - start))
 
-            return map_ordered(_check_job, jobs, min(cpus, len(jobs)), initializer=_worker_start,
-                               largest_first=_job_size, progress=done if len(jobs) > 1 else None)
+            return map_ordered(partial(_check_job, style=style), jobs, min(cpus, len(jobs)),
+                               initializer=_worker_start, largest_first=_job_size,
+                               progress=done if len(jobs) > 1 else None)
     import gc
 
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
@@ -404,7 +426,8 @@ def _check_jobs(jobs: list, keep: list | None) -> list:
                 gc.freeze()
                 froze = True
             outcome, analysis = _analyze(job)
-            out.append(outcome)
+            out.append((outcome, _report_outcome(outcome, style) if style is not None and outcome[0] == "ok"
+                        else None))
             if keep is not None and n == len(jobs) - 1:
                 keep.append(analysis)  # freed by the process's end, not object by object
             analysis = None
@@ -415,6 +438,19 @@ def _check_jobs(jobs: list, keep: list | None) -> list:
             if gc_was_enabled:
                 gc.enable()
     return out
+
+
+def progress_text(total: int, what: str, count: int, part: float, elapsed: float) -> str:
+    """The status line of a check of ``total`` files or kernels of which ``count`` are done, that
+    ``part`` of the work (by size) in ``elapsed`` seconds: with the time left once it can be told."""
+    text = f"checking {total} {what}: {count} done"
+    if elapsed < 5 or not 0 < part < 1:
+        return text
+    left = elapsed * (1 - part) / part
+    if left < 60:
+        return f"{text}, less than a minute left" if left >= 10 else text
+    minutes = round(left / 60)
+    return f"{text}, about {minutes} minute{'s' if minutes != 1 else ''} left"
 
 
 def _preload(codes) -> None:
@@ -432,17 +468,22 @@ def _worker_start() -> None:
     import signal
 
     gc.disable()
+    gc.freeze()  # what the worker inherits (the parent's jobs, tables, rules) is never garbage here
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (exit 130), silently
 
 
-def _check_job(job):
-    """A worker's outcome of one job; the file's model is collected before the next."""
+def _check_job(job, style: str | None = None):
+    """A worker's (outcome, report) of one job (see :func:`_check_jobs`); the file's model is
+    collected before the next, and what
+    survives it (tables and caches the rules fill) is frozen, so that the next collection scans only
+    the next model: rescanning all the worker holds after every kernel took as long as the check."""
     import gc
 
     outcome, _ = _analyze(job)
     _ = None
     gc.collect()
-    return outcome
+    gc.freeze()
+    return outcome, _report_outcome(outcome, style) if style is not None and outcome[0] == "ok" else None
 
 
 def _analyze(job):
@@ -585,10 +626,18 @@ def _report_files(opts: Options, style: str, texts: list[str], counts: dict, che
     """The report made of the files' printed findings ``texts`` (those with findings, in order)."""
     stream = _open_report(opts)
     try:
-        if opts.fmt == "json":
-            stream.write("[\n" + ",\n".join(texts) + "\n]\n" if texts else "[]\n")
+        # written piece by piece: a library's report is gigabytes, not to be copied into one string
+        if opts.fmt == "json" and not texts:
+            stream.write("[]\n")
         elif texts:
-            stream.write(("\n\n" if opts.fmt == "text" else "\n").join(texts) + "\n")
+            sep = ",\n" if opts.fmt == "json" else "\n\n" if opts.fmt == "text" else "\n"
+            if opts.fmt == "json":
+                stream.write("[\n")
+            for n, text in enumerate(texts):
+                if n:
+                    stream.write(sep)
+                stream.write(text)
+            stream.write("\n]\n" if opts.fmt == "json" else "\n")
         if opts.fmt == "text" and not opts.quiet and (checked or skipped or not failed):
             from ..report import findings as out
 
@@ -696,7 +745,8 @@ def build_command():
     @click.option("--watch", is_flag=True, help="Check again whenever a file changes, until Ctrl-C.")
     @click.option("--no-cache", is_flag=True,
                   help="Neither read nor write the result cache (.isalint_cache, or $ISALINT_CACHE_DIR).")
-    @click.option("--kernel", metavar="GLOB", help="Check only the kernels of a code object whose names match.")
+    @click.option("--kernel", metavar="GLOB", help="Check only the kernels of a code object whose names match (several globs: "
+                                                "separated by commas).")
     def command(paths, **options):
         """Report problems in gfx11 assembly files (directories are searched for .s/.asm; '-' reads
         standard input) and in the kernels of code objects (.co, .hsaco, .o, HIP fat binaries and

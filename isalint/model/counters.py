@@ -55,6 +55,7 @@ API (everything the rule WAIT001 and the fix passes need):
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 from ..records import FrozenRecord, Record
@@ -525,6 +526,12 @@ class CounterAnalysis(Record):
         locked = cls in LOCKS
         in_order = cls in IN_ORDER
         known = self.__dict__.setdefault("_events", {})  # instruction index -> events() (asked again and again)
+        # Only some instructions can end the walk or change it: waits, ops that count, ends of the
+        # program (``steps``), and those that read or write ``reg`` (``touches``); every other
+        # instruction is passed over without being looked at.
+        steps, touching, waits = self._walk_index(sync)
+        touches = touching.get(reg, ())
+        n_steps, n_touches = len(steps), len(touches)
         while work:
             i, k = work.pop()
             if i >= n_instrs:
@@ -536,11 +543,23 @@ class CounterAnalysis(Record):
                     continue
                 seen[b] = k
             alive = True
-            for j in range(i, blk.last):
+            end = blk.last
+            p = bisect_left(steps, i)
+            q = bisect_left(touches, i) if n_touches else 0
+            while True:
+                js = steps[p] if p < n_steps else end
+                jt = touches[q] if q < n_touches else end
+                j = js if js < jt else jt
+                if j >= end:
+                    break
+                if js == j:
+                    p += 1
+                if jt == j:
+                    q += 1
                 ins = instrs[j]
                 klass = ins.klass
                 if klass == "waitcnt":
-                    thr = wait_thresholds(ins)
+                    thr = waits[j]
                     if thr and counter in thr and k >= thr[counter]:
                         alive = False
                         break
@@ -574,6 +593,31 @@ class CounterAnalysis(Record):
                 for s in blk.succs:
                     work.append((cfg.blocks[s].first, k))
         return False
+
+    def _walk_index(self, sync: tuple[str, ...]) -> tuple[list[int], dict[str, list[int]], dict]:
+        """For :meth:`_token_needed` (made once): the indices of the instructions that are waits,
+        count on a counter or end the program, and per register the indices of those that read it
+        (a barrier: with what it synchronises) or write it, each list in order; and the thresholds
+        of each wait."""
+        made = self.__dict__.get("_walk")
+        if made is not None and made[0] == sync:
+            return made[1:]
+        steps: list[int] = []
+        touching: dict[str, list[int]] = {}
+        waits: dict[int, dict | None] = {}
+        for j, ins in enumerate(self.program.instrs):
+            klass = ins.klass
+            if klass == "waitcnt":
+                waits[j] = wait_thresholds(ins)
+            if klass == "waitcnt" or (ins.counters and not ins.opaque) or klass == "endpgm" \
+                    or ins.opcode in _ENDS_PROGRAM:
+                steps.append(j)
+            regs = set(ins.uses if klass != "barrier" else reads_of(ins, sync))
+            regs.update(ins.defs)
+            for r in regs:
+                touching.setdefault(r, []).append(j)
+        self.__dict__["_walk"] = (sync, steps, touching, waits)
+        return steps, touching, waits
 
 
 _ENDS_PROGRAM = ("s_setpc_b64", "s_endpgm_saved", "s_trap")  # Instr.ends_program(), besides s_endpgm

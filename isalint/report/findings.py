@@ -181,10 +181,110 @@ def render_json(diagnostics) -> str:
 
 def render_json_items(diagnostics) -> str:
     """The items of :func:`render_json`'s list (its lines between ``[`` and ``]``): the JSON of
-    several lists of findings is ``[``, their items joined by ``,`` and a line break, ``]``."""
+    several lists of findings is ``[``, their items joined by ``,`` and a line break, ``]``.
+
+    Byte for byte ``json.dumps(item, indent=2)`` indented by two spaces, written here rather than by
+    the json module, whose indented output goes through its pure-Python encoder (a kernel of a
+    library can have thousands of sites to print)."""
+    out: list[str] = []
+    for d in diagnostics:
+        out.append("  ")
+        _json_value(d.to_json(), "\n  ", out)
+        out.append(",\n")
+    if out:
+        out.pop()
+    return "".join(out)
+
+
+def _json_value(value, newline: str, out: list[str]) -> None:
+    """``value`` as ``json.dumps(value, indent=2)`` writes it at the indentation ``newline`` holds."""
+    kind = type(value)
+    if kind is str:
+        out.append(_ENCODE[0](value))
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif value is None:
+        out.append("null")
+    elif kind is float and value - value == 0:  # finite (json writes NaN and the infinities its own way)
+        out.append(float.__repr__(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        sep = "{" + inner
+        for k, v in value.items():
+            out.append(sep + (_ENCODE[0](k) if type(k) is str else _json_key(k)) + ": ")
+            sep = "," + inner
+            if k == "sites" and type(v) is list and v:
+                _json_sites(v, inner, out)
+            else:
+                _json_value(v, inner, out)
+        out.append(newline + "}")
+    elif kind is list or kind is tuple:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        sep = "[" + inner
+        for v in value:
+            out.append(sep)
+            sep = "," + inner
+            _json_value(v, inner, out)
+        out.append(newline + "]")
+    else:
+        out.append(_json_scalar(value))
+
+
+_SITE_KEYS = ("line", "column", "end_column", "message")
+
+
+def _json_sites(sites: list, newline: str, out: list[str]) -> None:
+    """A finding's list of sites (most of what a library's findings print), each written at once."""
+    inner = newline + "  "
+    field = inner + "  "
+    encode = _ENCODE[0]
+    sep = "[" + inner
+    for site in sites:
+        if type(site) is not dict or tuple(site) != _SITE_KEYS:
+            out.append(sep)
+            _json_value(site, inner, out)
+        else:
+            line, column, end, message = site.values()
+            if type(line) is not int or type(column) is not int or type(end) is not int or type(message) is not str:
+                out.append(sep)
+                _json_value(site, inner, out)
+            else:
+                out.append(f'{sep}{{{field}"line": {line},{field}"column": {column},{field}"end_column": {end},'
+                           f'{field}"message": {encode(message)}{inner}}}')
+        sep = "," + inner
+    out.append(newline + "]")
+
+
+def _json_scalar(value) -> str:
+    """A number, boolean or None (or a key that is one) as json writes it."""
     import json
 
-    return ",\n".join("  " + json.dumps(d.to_json(), indent=2).replace("\n", "\n  ") for d in diagnostics)
+    if isinstance(value, (bool, int, float)) or value is None:
+        return json.dumps(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _json_key(key) -> str:
+    """A key that is not a string as json writes it (a number, a boolean or None, quoted)."""
+    import json
+
+    return json.dumps({key: 0})[1:-4]
+
+
+def _encoder(text: str) -> str:
+    from json.encoder import encode_basestring_ascii
+
+    _ENCODE[0] = encode_basestring_ascii
+    return encode_basestring_ascii(text)
+
+
+_ENCODE = [_encoder]  # a string as json writes it (imported on first use)
 
 
 def render_github(diagnostics) -> str:
