@@ -263,9 +263,11 @@ def _sites(analysis):
             yield from _group_sites(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd, indexed)
     if skipped:
         line = instrs[skipped[0]].lineno
+        # the worst finding the unsearched part could have held: a warning needs float math left single
+        worst = SEVERITY if any(_float_math(instrs[i]) for i in skipped) else "info"
         limits.record(program, limits.LimitReached(
             "DUAL002's pairing search", f"single VALU instructions from line {line}", line, len(skipped),
-            f"it checks at most {limits.DUAL002_CANDIDATES} per file"))
+            f"it checks at most {limits.DUAL002_CANDIDATES} per file", severity=worst))
 
 
 def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):

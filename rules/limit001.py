@@ -8,9 +8,14 @@ dual-issue pairing search, and the like. The message names the analysis, the
 part of the file and how many instructions it did not check.
 
 ## Severity
-Warning: part of the file was not checked (or not as fully as the rest). It is
-reported whatever `--select` says (like a syntax error in other linters),
-unless `--ignore LIMIT001` turns it off.
+The worst finding the part left out could have held. Warning where part of the
+file was not checked (or not as fully as the rest) by an analysis that rules
+of warning or error severity rely on: the loop analysis, LDS addresses, a file
+cut into pieces, findings beyond the per-file cap. Info where only an info
+rule lost code (DUAL002's pairing search, a missed opportunity at most), or
+where nothing went unchecked and the report only lists part of a finding's
+sites (its totals count them all). It is reported whatever `--select` says
+(like a syntax error in other linters), unless `--ignore LIMIT001` turns it off.
 
 ## Why it matters
 Every other rule's findings are complete except in the part named: a clean
@@ -48,4 +53,4 @@ def check(analysis):
         k = limit.line - first
         line = lines[k] if 0 <= k < len(lines) else None
         end = len(line.text.rstrip()) + 1 if line is not None else 2
-        yield Diagnostic(program.path, limit.line, 1, limit.line, max(2, end), CODE, SEVERITY, limit.message())
+        yield Diagnostic(program.path, limit.line, 1, limit.line, max(2, end), CODE, limit.severity, limit.message())

@@ -43,6 +43,18 @@ def test_candidates_beyond_the_budget_are_counted_in_a_finding(monkeypatch):
                              f"line {first_unchecked}): 200 instructions not checked; it checks at most 100 per file")
 
 
+def test_integer_code_beyond_the_budget_is_an_info_limit(monkeypatch):
+    """Only float math left single can make a DUAL002 warning: an unsearched part of moves and index
+    arithmetic could have held info findings at most, and its LIMIT001 says so."""
+    monkeypatch.setattr(limits, "DUAL002_CANDIDATES", 100)
+    text = shapes.fma_block(300).replace("v_fmac_f32_e32", "v_add_nc_u32_e32")
+    _, found = _check(text, ["DUAL002", "LIMIT001"])
+    (limit,) = [d for d in found if d.code == "LIMIT001"]
+    assert limit.severity == "info" and "200 instructions not checked" in limit.message
+    _, found = _check(shapes.fma_block(300), ["DUAL002", "LIMIT001"])
+    assert [d.severity for d in found if d.code == "LIMIT001"] == ["warning"]
+
+
 def test_every_candidate_of_a_long_block_gets_a_verdict():
     """300 FMAs in a loop: three groups; each FMA is in a suggested pair or told why it stays single."""
     analysis, found = _check(shapes.fma_block(300), ["DUAL002"])

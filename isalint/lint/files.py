@@ -135,7 +135,7 @@ def _finish(result: FileResult, path: str, codes: list[str]) -> FileResult:
         result.findings.append(_limit_finding(path, limits.LimitReached(
             "the report", f"sites of aggregated findings from line {first}", first, result.dropped_sites,
             f"a finding lists at most {limits.SITES_PER_FINDING} of its sites (its totals count them all)",
-            "sites not listed")))
+            "sites not listed", severity="info")))
     if result.dropped and "LIMIT001" in codes:
         last = max((d.line for d in result.findings if d.code != "LIMIT001"), default=1)
         result.findings.append(_limit_finding(path, limits.LimitReached(
@@ -146,7 +146,7 @@ def _finish(result: FileResult, path: str, codes: list[str]) -> FileResult:
 
 
 def _limit_finding(path: str, limit: limits.LimitReached) -> Diagnostic:
-    return Diagnostic(path, limit.line, 1, limit.line, 2, "LIMIT001", "warning", limit.message())
+    return Diagnostic(path, limit.line, 1, limit.line, 2, "LIMIT001", limit.severity, limit.message())
 
 
 def _first_line(text: str, piece) -> str:

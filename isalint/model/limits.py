@@ -23,14 +23,16 @@ SITES_PER_FINDING = 2_000
 class LimitReached:
     """What gave up (``analysis``: "the loop analysis", ...), on which part of the file (``where``,
     the finding at ``line``), how much it left (``skipped`` ``unit``: an analysis may raise it as it
-    goes on refusing) and what that means (``detail``)."""
+    goes on refusing) and what that means (``detail``). ``severity`` is the worst finding the part
+    left out could have held: a warning where a rule that warns or errs lost code, info where only
+    an info rule did, or where nothing went unchecked and only the report was shortened."""
 
-    __slots__ = ("analysis", "where", "line", "skipped", "detail", "unit")
+    __slots__ = ("analysis", "where", "line", "skipped", "detail", "unit", "severity")
 
     def __init__(self, analysis: str, where: str, line: int, skipped: int, detail: str = "",
-                 unit: str = "instructions not checked"):
+                 unit: str = "instructions not checked", severity: str = "warning"):
         self.analysis, self.where, self.line, self.skipped = analysis, where, line, skipped
-        self.detail, self.unit = detail, unit
+        self.detail, self.unit, self.severity = detail, unit, severity
 
     def message(self) -> str:
         text = f"analysis limit reached in {self.analysis} ({self.where}): {self.skipped} {self.unit}"
