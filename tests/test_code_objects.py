@@ -106,7 +106,10 @@ def test_a_code_object_has_the_findings_of_its_source(name, tmp_path):
     tc = toolchain_or_skip()
     build(tc, KERNELS / name, tmp_path / "k.co")
     code, out, err = run("check", "--no-cache", "--format", "json", tmp_path / "k.co")
-    code_s, out_s, _ = run("check", "--no-cache", "--format", "json", KERNELS / name)
+    # the source away from its kernels.json: the code object carries no launch either
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_text((KERNELS / name).read_text())
+    code_s, out_s, _ = run("check", "--no-cache", "--format", "json", tmp_path / "src" / name)
     assert code == code_s and err == ""
     assert _finding_shapes(out) == _finding_shapes(out_s)
     assert all(d["kernel"] == "kernel" and d["path"] == str(tmp_path / "k.co") for d in json.loads(out))
