@@ -157,11 +157,25 @@ class Kernel(Record):
 
     @property
     def wave_size(self) -> int:
-        return 32 if self.descriptor.get(".amdhsa_wavefront_size32", 1) else 64
+        return 32 if self._setting(".amdhsa_wavefront_size32", 1) else 64
 
     @property
     def wgp_mode(self) -> bool:
-        return bool(self.descriptor.get(".amdhsa_workgroup_processor_mode", 1))
+        return bool(self._setting(".amdhsa_workgroup_processor_mode", 1))
+
+    def _setting(self, key: str, default: int) -> int:
+        """A descriptor field; for a function with no descriptor of its own (a device function clang
+        emits beside the kernels, with ``-mwavefrontsize64`` or ``-mcumode`` like them), the value
+        the file's kernels share; else the hardware default."""
+        if key in self.descriptor:
+            return self.descriptor[key]
+        if self.program is not None:
+            values = {k.descriptor[key] for k in self.program.kernels if key in k.descriptor}
+            if len(values) == 1:
+                return values.pop()
+            if key == ".amdhsa_wavefront_size32" and not values and self.program.wave64:
+                return 0  # no descriptor anywhere, the metadata says wave64
+        return default
 
 
 class Program(Record):
