@@ -640,6 +640,11 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
         specs = _buffer_specs(list(specs), stmt, encoding)
     if wave64 and any(s.mask for s in specs):
         specs = [OperandSpec(s.name, s.role, 64, s.kind, s.optional, True) if s.mask else s for s in specs]
+    if wave64 and info.mnemonic.startswith("v_wmma_"):
+        # a wave64 WMMA spreads its C/D matrix over twice the lanes: half the VGPRs per lane (A and B
+        # keep their width), as the wave64 forms of the RDNA3 ISA guide and LLVM's assembler have them
+        specs = [OperandSpec(s.name, s.role, s.bits // 2, s.kind, s.optional) if s.name in ("vdst", "src2") else s
+                 for s in specs]
     if len(written) > len(specs):
         extra = written[len(specs)]
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
