@@ -126,7 +126,7 @@ def test_move_from_nearest_dependents_equals_the_scan(path):
                 between = region[n + 1:region.index(b)]
                 assert dual002._move(first_after, last_before, a, b) == _scan_move(between, edges, a, b)
                 pairs += 1
-    assert pairs or len(instrs) < 50
+    assert pairs or len(instrs) < 50 or analysis.program.wave64  # wave64: no VOPD, nothing to pair
 
 
 @pytest.mark.parametrize("wave32, expected", [(1, 1), (0, 0)])
