@@ -104,3 +104,21 @@ def test_wave64_lane_masks_and_vcc_exec_pairs():
     # the same lines in a wave32 file: the pairs are one register too many
     w32 = build_program(parse_text(body, "w32.s"))
     assert not w32.wave64 and w32.instrs[0].opaque and "s[4:5]" in w32.instrs[0].problem
+
+
+@pytest.mark.parametrize("wave32, wgp, expected", [(0, 0, (64, False)), (1, 1, (32, True)), (None, None, (32, True))])
+def test_a_device_function_runs_as_the_files_kernels(wave32, wgp, expected):
+    """clang writes no descriptor for a device function: it takes the wave size and WGP/CU mode the
+    file's kernels were compiled with (-mwavefrontsize64, -mcumode), else the hardware defaults."""
+    fields = "".join(f"\t\t{k} {v}\n" for k, v in ((".amdhsa_wavefront_size32", wave32),
+                                                      (".amdhsa_workgroup_processor_mode", wgp)) if v is not None)
+    text = ('\t.amdgcn_target "amdgcn-amd-amdhsa--gfx1100"\n\t.type helper,@function\nhelper:\n'
+            "\tv_mov_b32_e32 v0, v1\n\ts_setpc_b64 s[30:31]\n"
+            "\t.globl k\n\t.type k,@function\nk:\n\tv_mov_b32_e32 v2, v3\n\ts_endpgm\n"
+            f"\t.amdhsa_kernel k\n{fields}\t\t.amdhsa_next_free_vgpr 4\n\t\t.amdhsa_next_free_sgpr 0\n"
+            "\t.end_amdhsa_kernel\n")
+    program = Analysis.from_source(parse_text(text, "t.s")).program
+    kernels = {k.name: k for k in program.kernels}
+    assert set(kernels) == {"helper", "k"} and not kernels["helper"].descriptor
+    assert (kernels["helper"].wave_size, kernels["helper"].wgp_mode) == expected
+    assert (kernels["k"].wave_size, kernels["k"].wgp_mode) == expected

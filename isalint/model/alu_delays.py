@@ -18,8 +18,8 @@ hints of every compiler-made kernel, so that a kernel clang wrote is clean by co
 * a VALU result is pending for its latency (5 cycles, 6 for a 64-bit result, 8 for a quarter-rate
   multiply) while fewer than 5 VALU instructions have issued since; a transcendental result for 10
   cycles while fewer than 4 transcendental ones have; an SALU result for 2 cycles. Every
-  instruction takes one cycle to issue (``s_nop N`` takes N+1; ``s_delay_alu`` and ``s_clause``
-  are hints and take none);
+  instruction takes one cycle to issue (``s_nop N`` takes N+1; ``s_delay_alu`` is a hint and takes
+  none; ``s_clause`` takes one like any other, as LLVM counts it inside the clause it opens);
 * LDS, global, buffer, image and export instructions wait for every VALU result before they issue,
   so they end what is pending; so does ``s_waitcnt_depctr`` with ``va_vdst(0)``;
 * state flows along every edge of the control-flow graph (a loop's last instructions reach its
@@ -160,7 +160,7 @@ def _lat(timing, name: str) -> int:
 
 def issue_cycles(ins) -> int:
     """Cycles an instruction takes to issue, as the delay counting sees it."""
-    if ins.opcode in ("s_delay_alu", "s_clause"):
+    if ins.opcode == "s_delay_alu":
         return 0
     if ins.opcode == "s_nop":
         ops = ins.stmts[0].operands

@@ -157,11 +157,25 @@ class Kernel(Record):
 
     @property
     def wave_size(self) -> int:
-        return 32 if self.descriptor.get(".amdhsa_wavefront_size32", 1) else 64
+        return 32 if self._setting(".amdhsa_wavefront_size32", 1) else 64
 
     @property
     def wgp_mode(self) -> bool:
-        return bool(self.descriptor.get(".amdhsa_workgroup_processor_mode", 1))
+        return bool(self._setting(".amdhsa_workgroup_processor_mode", 1))
+
+    def _setting(self, key: str, default: int) -> int:
+        """A descriptor field; for a function with no descriptor of its own (a device function clang
+        emits beside the kernels, with ``-mwavefrontsize64`` or ``-mcumode`` like them), the value
+        the file's kernels share; else the hardware default."""
+        if key in self.descriptor:
+            return self.descriptor[key]
+        if self.program is not None:
+            values = {k.descriptor[key] for k in self.program.kernels if key in k.descriptor}
+            if len(values) == 1:
+                return values.pop()
+            if key == ".amdhsa_wavefront_size32" and not values and self.program.wave64:
+                return 0  # no descriptor anywhere, the metadata says wave64
+        return default
 
 
 class Program(Record):
@@ -626,6 +640,11 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
         specs = _buffer_specs(list(specs), stmt, encoding)
     if wave64 and any(s.mask for s in specs):
         specs = [OperandSpec(s.name, s.role, 64, s.kind, s.optional, True) if s.mask else s for s in specs]
+    if wave64 and info.mnemonic.startswith("v_wmma_"):
+        # a wave64 WMMA spreads its C/D matrix over twice the lanes: half the VGPRs per lane (A and B
+        # keep their width), as the wave64 forms of the RDNA3 ISA guide and LLVM's assembler have them
+        specs = [OperandSpec(s.name, s.role, s.bits // 2, s.kind, s.optional) if s.name in ("vdst", "src2") else s
+                 for s in specs]
     if len(written) > len(specs):
         extra = written[len(specs)]
         raise OperandMismatch(f"'{stmt.mnemonic}' takes {len(specs)} operands, found {len(written)}", extra.col)
