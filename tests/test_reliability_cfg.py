@@ -162,3 +162,22 @@ def test_many_back_edges_check_in_linear_time():
     small = min(seconds(500) for _ in range(3))
     large = min(seconds(4000) for _ in range(2))
     assert large < 3 * 8 * small + 0.1, (small, large)
+
+
+def test_a_branch_to_a_label_after_the_last_instruction_leaves_the_code(tmp_path):
+    """A label with no instruction after it: every rule runs, and the estimate says the path leaves
+    the code (it once indexed past the last block)."""
+    import subprocess
+    import sys
+
+    text = ("\t.text\nk:\n\ts_load_b32 s2, s[0:1], 0x0\n\ts_waitcnt lgkmcnt(0)\n\ts_cmp_eq_u32 s2, 0\n"
+            "\ts_cbranch_scc1 .Lend\n\tv_mov_b32 v0, s2\n\ts_cbranch_execz .Lend\n\ts_mov_b32 s3, 1\n.Lend:\n")
+    analysis = Analysis.from_source(parse_text(text, "f.s"))
+    assert analysis.cfg.label_block(analysis.program, ".Lend") is None
+    assert analysis.cfg.label_block(analysis.program, ".Lnowhere") is None
+    check_analysis(analysis, registry.available())
+    path = tmp_path / "f.s"
+    path.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "isalint", "estimate", "--gemm", "256", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr

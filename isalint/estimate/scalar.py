@@ -267,7 +267,10 @@ def trace(program, kernel, cfg, launch: Launch, limit: int = 20_000_000) -> Trac
             target = term.branch_target()
             if target is None or target not in program.labels:
                 raise TraceError(f"branch to an unknown target {target!r}", term.lineno)
-            tblock = cfg.block_of[program.labels[target]]
+            tblock = cfg.label_block(program, target)
+            if tblock is None:
+                raise TraceError(f"branch to {target}, after the last instruction: the path leaves the code",
+                                 term.lineno)
             taken = _branch_taken(st, term.opcode)
             if taken is None:
                 if blocks[tblock].first <= term.index:

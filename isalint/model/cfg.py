@@ -74,6 +74,14 @@ class CFG(Record):
         self.loops = loops
         self.innermost = [None] * len(blocks) if innermost is None else innermost
 
+    def label_block(self, program, label: str | None) -> int | None:
+        """The block a branch to ``label`` enters: None for an unknown label, or for one after the
+        last instruction (a branch there leaves the code: no block follows it)."""
+        index = program.labels.get(label) if label is not None else None
+        if index is None or not 0 <= index < len(self.block_of):
+            return None
+        return self.block_of[index]
+
     def loop_of(self, index: int) -> Loop | None:
         """The innermost loop containing instruction ``index``."""
         if not 0 <= index < len(self.block_of):

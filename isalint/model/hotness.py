@@ -52,7 +52,7 @@ def trip_count(program, loop) -> int | None:
     if branch.opcode not in ("s_cbranch_scc0", "s_cbranch_scc1"):
         return None
     target = branch.branch_target()
-    taken = cfg.block_of[program.labels[target]] if target in program.labels else None
+    taken = cfg.label_block(program, target)
     if taken is None:
         return None
     scc1 = branch.opcode == "s_cbranch_scc1"

@@ -101,7 +101,7 @@ def block_edges(program, cfg, blk) -> list[Edge]:
         return [Edge(blk.id, s, True) for s in blk.succs]
     term = program.instrs[blk.last - 1]
     target = term.branch_target()
-    tblock = cfg.block_of[program.labels[target]] if target in program.labels else None
+    tblock = cfg.label_block(program, target)
     for s in blk.succs:
         fall = not (s == tblock and (term.is_unconditional_branch() or s != blk.id + 1))
         out.append(Edge(blk.id, s, fall))

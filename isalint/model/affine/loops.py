@@ -38,7 +38,7 @@ def edge_condition(ev, b: int, succ: int) -> tuple[Pred | bool | None, frozenset
     if term.klass != "branch" or term.opcode == "s_branch":
         return True, frozenset()
     target = term.branch_target()
-    tb = ev.cfg.block_of[ev.program.labels[target]] if target in ev.program.labels else None
+    tb = ev.cfg.label_block(ev.program, target)
     taken = succ == tb
     if taken and succ == b + 1:
         return True, frozenset()
