@@ -60,6 +60,13 @@ def fixture_kernels() -> list[Path]:
     return sorted(KERNELS.rglob("*.s"))
 
 
+def gemm_fixture_kernels() -> list[Path]:
+    """The fixture kernels that are GEMMs (and kernels of the worklog's style): not the probes of
+    compiler behaviour under ``probes/`` (occupancy, private arrays, parser features), which have
+    other argument lists and loops whose trip counts no GEMM size sets."""
+    return [p for p in fixture_kernels() if "probes" not in p.relative_to(KERNELS).parts]
+
+
 @pytest.fixture
 def kernel5() -> Path:
     if not KERNEL5.is_file():

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import KERNEL5, KERNELS, REPRESENTATIVE, fixture_kernels, split_slow
+from conftest import KERNEL5, KERNELS, REPRESENTATIVE, gemm_fixture_kernels, split_slow
 from isalint.analysis import Analysis
 from isalint.estimate import EstimateError, estimate
 from isalint.estimate.costs import CostModel
@@ -333,7 +333,7 @@ def test_wgp_mode_spreads_a_workgroup_over_four_simds():
 
 # -- whole kernels ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", split_slow(fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
+@pytest.mark.parametrize("path", split_slow(gemm_fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
                                             REPRESENTATIVE, lambda p: p.name), ids=lambda p: p.name)
 def test_every_kernel_can_be_estimated(path):
     n = 512

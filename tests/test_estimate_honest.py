@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import KERNEL5, KERNELS, REPRESENTATIVE, fixture_kernels, split_slow
+from conftest import KERNEL5, KERNELS, REPRESENTATIVE, gemm_fixture_kernels, split_slow
 from isalint.estimate.prediction import kernel_dtype
 from isalint.hw import gpus
 from isalint.hw.timing import GFX1100, for_gpu
@@ -108,7 +108,7 @@ def test_optimize_gives_no_figure_above_the_peak(spill_copy, tmp_path):
     assert not re.search(r"\d+\.\d{3} +\d+\.\d +dual-fmac", row)  # no ms / TFLOP/s cells
 
 
-@pytest.mark.parametrize("path", split_slow(fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
+@pytest.mark.parametrize("path", split_slow(gemm_fixture_kernels() + ([KERNEL5] if KERNEL5.is_file() else []),
                                             REPRESENTATIVE, lambda p: p.name), ids=lambda p: p.name)
 def test_a_kernel_copied_away_from_kernels_json_is_flagged_or_refused(path, tmp_path):
     """Without its kernels.json a kernel is estimated with what is left of its launch, which the output
