@@ -235,3 +235,8 @@ def test_a_smaller_part_is_slower_and_its_vgpr_file_sets_occupancy():
     # 208 VGPRs: 1536 per lane hold 7 waves (6 in whole workgroups); 1024 hold 4
     assert xtx["occupancy"]["waves_by_vgprs"] == 7 and xtx["occupancy_waves"] == 6
     assert rx7600["occupancy"]["waves_by_vgprs"] == 4 and rx7600["occupancy_waves"] == 4
+
+
+def test_integer_matrices_are_rated_in_operations_not_flops():
+    assert gpus.rate_unit("int8") == gpus.rate_unit("int4") == "TOP/s"
+    assert gpus.rate_unit("fp32") == gpus.rate_unit("fp16") == gpus.rate_unit("bf16") == "TFLOP/s"

@@ -67,7 +67,7 @@ def _abi_problem(kernel) -> str | None:
 def peak_problem(est) -> str | None:
     """Why ``est`` is no estimate: its prediction is above the target's peak for the kernel's data
     type, a sign that the launch or the arguments do not match the kernel (None when it is not)."""
-    from ..hw.gpus import DTYPE_TEXT
+    from ..hw.gpus import DTYPE_TEXT, rate_unit
 
     if not est.tflops or est.tflops * 1e12 <= est.peak_flops:
         return None
@@ -80,7 +80,7 @@ def peak_problem(est) -> str | None:
     else:
         cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source or 'as given'}) or the arguments "
                  "(a, b, c, N, alpha, beta) do not match what the kernel computes")
-    return (f"predicted {est.tflops:.1f} TFLOP/s is above the {est.timing.gpu} peak of "
+    return (f"predicted {est.tflops:.1f} {rate_unit(est.dtype)} is above the {est.timing.gpu} peak of "
             f"{est.peak_flops / 1e12:.1f} for {DTYPE_TEXT[est.dtype]}, so it is no estimate: {cause}")
 
 
@@ -171,7 +171,7 @@ def parameter_table() -> str:
 
 def render(est) -> str:
     from ..estimate import CAUSE_TEXT
-    from ..hw.gpus import DTYPE_TEXT
+    from ..hw.gpus import DTYPE_TEXT, rate_unit
 
     r = est.residency
     unit = "WGP" if r.wgp_mode else "CU"
@@ -182,7 +182,8 @@ def render(est) -> str:
         f"  launch      {est.launch_source or 'as given'}"
         + (f" (defaults: {', '.join(est.launch_defaults)})" if est.launch_defaults else ""),
         f"  predicted   {est.predicted_ms:.3f} ms"
-        + (f", {est.tflops:.1f} TFLOP/s (peak {est.peak_flops / 1e12:.1f} {DTYPE_TEXT[est.dtype]} on {est.timing.gpu})"
+        + (f", {est.tflops:.1f} {rate_unit(est.dtype)} (peak {est.peak_flops / 1e12:.1f} {DTYPE_TEXT[est.dtype]} "
+           f"on {est.timing.gpu})"
            if est.tflops else ""),
         f"  occupancy   {est.occupancy_waves:g} waves per SIMD: {r.groups_per_unit} workgroup(s) of "
         f"{r.waves_per_group} waves per {unit} ({'WGP' if r.wgp_mode else 'CU'} mode), limited by {r.limit} "

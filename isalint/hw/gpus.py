@@ -47,6 +47,11 @@ DTYPE_TEXT = {
 }
 
 
+def rate_unit(dtype: str) -> str:
+    """Operations per second of ``dtype``'s math: integer matrices count operations, not FLOPs."""
+    return "TOP/s" if dtype in ("int8", "int4") else "TFLOP/s"
+
+
 @dataclass(frozen=True)
 class Gpu:
     key: str  # the canonical --gpu name
