@@ -9,10 +9,13 @@ from hypothesis import settings
 REPO = Path(__file__).resolve().parent.parent
 
 # Property tests draw ``examples(n)`` examples: a quarter of n in the default run, all n under
-# `--hypothesis-profile thorough` (the slow step of .ci/run). The plugin loads a profile named on the
+# `--hypothesis-profile thorough` (the slow step of .ci/run), both derandomized so that a run is
+# reproducible (the same examples each time: CI is never red by the luck of the draw); `explore`
+# draws ten times n at random, to look for new failures. The plugin loads a profile named on the
 # command line after this file is imported, and before the test modules are.
-settings.register_profile("quick", max_examples=25)
-settings.register_profile("thorough", max_examples=100)
+settings.register_profile("quick", max_examples=25, derandomize=True)
+settings.register_profile("thorough", max_examples=100, derandomize=True)
+settings.register_profile("explore", max_examples=1000)
 settings.load_profile("quick")
 
 
