@@ -41,8 +41,9 @@ What is *not* a hazard:
   flight at a barrier is correct, and it is how prefetching kernels overlap the
   next tile's loads with this tile's math. It can only go wrong if another wave
   stores to (or loads) the same address after the barrier. When the kernel both
-  loads and stores memory, the barrier gets an *info* finding naming the op in
-  flight and the instructions whose buffers would have to alias.
+  loads and stores memory, it gets one *info* finding naming the instructions
+  whose buffers would have to alias, its barriers with ops in flight listed as
+  sites (each with the op in flight and the wait it would need).
 
 An `s_barrier` still counts as a use of every LDS op the wave has in flight: the
 other waves of the workgroup read what this wave wrote once they pass the
