@@ -351,3 +351,16 @@ def test_every_pass_that_moves_code_refuses_a_numeric_pc_offset(case):
         .replace("\ts_setpc_b64 s[0:1]\n", "\ts_setpc_b64 s[0:1]\n.Lafter_far:\n", 1)
     out = run_passes(Analysis.from_source(parse_text(labelled, "far.s")), names, option_values(given))
     assert out.refused is None or "s_getpc_b64" not in out.refused[1], out.refused
+
+
+def test_optimize_skips_a_pass_that_would_move_code_reached_by_a_numeric_pc_offset():
+    from conftest import FIXTURES
+
+    from isalint.commands.optimize import run_steps
+
+    path = FIXTURES / "fixes" / "unroll" / "lds_walk_far.s"
+    text = path.read_text()
+    steps = run_steps(str(path), text, ["unroll", "tidy"], {"loop": ".LBB0_2", "factor": 2})
+    assert [s.applied for s in steps] == [False, False]
+    assert steps[0].note.startswith(f"skipped: {path}:15: s_getpc_b64 with a numeric offset: the rewrite of --unroll adds")
+    assert all(s.text == text for s in steps)
