@@ -69,125 +69,53 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     header = cfg.blocks[loop.header]
     label = header.label or f"line {instrs[header.first].lineno}"
     kernel = program.kernel_of(body[0])
+    if not header.label:
+        raise FixRefused(f"{program.path}:{instrs[header.first].lineno}: the loop header has no label to branch to")
 
     def where(i: int) -> str:
         return f"{program.path}:{instrs[i].lineno}"
 
-    text_of = {i: instrs[i].text() for i in body}
-    ops = {i: instrs[i].opcode for i in body}
-
-    # -- the latches: s_add_i32 K, K, step ; s_cmp_ge_i32 K, N ; s_cbranch_scc1 EXIT ----------------
-    latches = []
-    for i in body:
-        m = _SADD.match(text_of[i])
-        if not (m and m.group(1) == m.group(2)):
-            continue
-        j = i + 1
-        while j in inside and ops[j] == "s_delay_alu":
-            j += 1
-        c = _SCMP.match(text_of.get(j, ""))
-        if not (c and c.group(1) == m.group(1)) or j + 1 not in inside or ops[j + 1] != "s_cbranch_scc1":
-            continue
-        target = instrs[j + 1].branch_target()
-        t = program.labels.get(target)
-        if t is None or t in inside:
-            continue
-        latches.append((i, j, j + 1, m.group(1), _int(m.group(3)), c.group(2), target))
-    if not latches:
-        raise FixRefused(f"{program.path}: loop {label}: no exit test 's_add_i32 K, K, step' / 's_cmp_ge_i32 K, N' / "
-                         "'s_cbranch_scc1' out of the loop: the trip count is not a counter this pass follows")
-    keys = {(k, step, n, exit_) for _, _, _, k, step, n, exit_ in latches}
+    copies = _copies(program, cfg, loop, body, inside, header, where)
+    followed = {k for c in copies for k in c["followed"]}
+    gap = [k for k in range(body[0], body[-1] + 1) if k not in inside and k not in followed]
+    if gap:
+        raise FixRefused(f"{program.path}:{instrs[gap[0]].lineno}: code outside the loop lies between its blocks")
+    keys = {(c["counter"], c["step"], c["bound"]) for c in copies}
     if len(keys) != 1:
-        raise FixRefused(f"{where(latches[1][0])}: the loop's exit tests differ in counter, step, bound or target")
-    counter, step, bound, exit_label = next(iter(keys))
+        raise FixRefused(f"{where(copies[1]['guard'][0])}: the copies' iteration tests differ in counter, step or bound")
+    counter, step, bound = next(iter(keys))
     if step <= 0:
-        raise FixRefused(f"{where(latches[0][0])}: the counter steps by {step}; the carry test needs a positive step")
-
-    # -- the guards and the store branches ------------------------------------------------------------
-    guards = []
+        raise FixRefused(f"{where(copies[0]['guard'][0])}: the counter steps by {step}; the carry test needs a "
+                         "positive step")
+    control = set()
+    for c in copies:
+        control |= set(c["control"])
+    temps = {c["temp"] for c in copies if c["temp"]}
     for i in body:
-        c = _SCMP.match(text_of[i])
-        if not (c and c.group(1) == counter and c.group(2) != bound):
+        ins = instrs[i]
+        if i in control:
             continue
-        if i + 1 not in inside or ops[i + 1] != "s_cbranch_scc1":
-            raise FixRefused(f"{where(i)}: the compare of the counter with {c.group(2)} is not followed by "
-                             "'s_cbranch_scc1'")
-        skip_to = program.labels.get(instrs[i + 1].branch_target())
-        if skip_to is None or skip_to not in inside or skip_to <= i + 1:
-            raise FixRefused(f"{where(i + 1)}: the guard does not branch forward inside the loop")
-        loads = list(range(i + 2, skip_to))
-        if not loads or any(not ops[k].startswith("global_load") for k in loads):
-            bad = next((k for k in loads if not ops[k].startswith("global_load")), i + 1)
-            raise FixRefused(f"{where(bad)}: the guard skips more than global loads")
-        guards.append((i, i + 1, loads, c.group(2)))
-    if not guards:
-        raise FixRefused(f"{program.path}: loop {label}: no guard 's_cmp_ge_i32 {counter}, G' / 's_cbranch_scc1' "
-                         "around the next tile's loads: no iteration skips a copy")
-    if len(guards) != len(latches):
-        raise FixRefused(f"{where(guards[0][0])}: {len(guards)} guard(s) for {len(latches)} exit test(s): the copies "
-                         "of the loop are not all alike")
-    gregs = {g[3] for g in guards}
-    if len(gregs) != 1:
-        raise FixRefused(f"{where(guards[1][0])}: the guards compare with different registers")
-    greg = next(iter(gregs))
-    _check_guard_bound(program, kernel, body, greg, bound, step, where(guards[0][0]))
-
-    latch_at = {lt[0]: lt for lt in latches}
-    latch_labels = {}
-    for lt in latches:
-        b = cfg.blocks[cfg.block_of[lt[0]]]
-        if b.first == lt[0] and b.label:
-            latch_labels[b.label] = lt
-    copies = []
-    order = sorted(guards)
-    for n, (gc, gb, loads, _) in enumerate(order):
-        nxt = order[n + 1][0] if n + 1 < len(order) else body[-1] + 1
-        skip = [k for k in range(loads[-1] + 1, nxt) if k in inside and ops[k] == "s_cbranch_scc1"
-                and instrs[k].branch_target() in latch_labels]
-        if len(skip) != 1:
-            raise FixRefused(f"{where(gb)}: no single branch on the guard's SCC to the exit test after the FMAs")
-        sk = skip[0]
-        scc = [k for k in range(gc + 1, sk) if "scc" in instrs[k].defs]
-        if scc:
-            raise FixRefused(f"{where(scc[0])}: SCC is written between the guard and the branch around the stores")
-        end = sk + 1
-        while end in inside and ops[end] != "s_barrier":
-            if instrs[end].klass != "lds" and ops[end] not in ("s_waitcnt", "s_delay_alu"):
-                raise FixRefused(f"{where(end)}: the guard skips '{ops[end]}' besides LDS stores, waits and a barrier")
-            end += 1
-        if end not in inside:
-            raise FixRefused(f"{where(sk)}: no barrier ends the stores the guard skips")
-        if any(instrs[k].klass == "lds" and not ops[k].startswith("ds_store") for k in range(sk + 1, end)):
-            raise FixRefused(f"{where(sk)}: the guard skips LDS reads")
-        # what follows the barrier: this copy's latch, or a branch to one
-        after = end + 1
-        if after in latch_at:
-            latch = latch_at[after]
-        elif after in inside and instrs[after].is_unconditional_branch() and \
-                instrs[after].branch_target() in latch_labels:
-            latch = latch_labels[instrs[after].branch_target()]
-        else:
-            raise FixRefused(f"{where(end)}: the barrier is not followed by the loop's exit test")
-        copies.append({"guard": (gc, gb), "loads": loads, "fma": (loads[-1] + 1, sk), "stores": (sk + 1, end),
-                       "latch": latch, "after": after})
-
-    # every instruction of the loop belongs to a copy's parts, its head or a latch
-    # the counter: only this control reads it; it and the guarded loads' registers are dead at the exit
-    control = {k for c in copies for k in c["guard"]} | {k for lt in latches for k in lt[:3]}
-    for i in body:
-        if counter in instrs[i].uses and i not in control:
-            raise FixRefused(f"{where(i)}: '{ops[i]}' reads the loop counter {counter}")
-        if (counter in instrs[i].defs and i not in control) or greg in instrs[i].defs or bound in instrs[i].defs:
-            raise FixRefused(f"{where(i)}: '{ops[i]}' writes a register of the loop's exit test")
+        if counter in ins.uses or any(t in ins.uses for t in temps):
+            raise FixRefused(f"{where(i)}: '{ins.opcode}' reads the loop counter {counter}")
+        hit = [r for r in [counter, bound, *temps, *(c["gbound"] for c in copies if c["gbound"])] if r in ins.defs]
+        if hit:
+            raise FixRefused(f"{where(i)}: '{ins.opcode}' writes {hit[0]}, a register of the loop's iteration test")
+    for c in copies:
+        if c["gbound"]:
+            _check_guard_bound(program, kernel, body, c["gbound"], bound, step, where(c["guard"][0]))
+    if any(c["execz"] for c in copies) and _writes_exec(program, kernel):
+        raise FixRefused(f"{where(next(c['execz'] for c in copies if c['execz']))}: the kernel writes EXEC; the "
+                         "loop's s_cbranch_execz may be taken")
     from ..model.liveness import liveness
 
     live = liveness(program)
-    exit_at = program.labels[exit_label]
-    dead_needed = {counter} | {r for c in copies for k in c["loads"] for r in instrs[k].defs}
-    alive = sorted(r for r in dead_needed if r in live.live_in(exit_at))
-    if alive:
-        raise FixRefused(f"{where(exit_at)}: {alive[0]} is read after the loop; the last iteration would leave "
-                         "it different")
+    loaded = {r for c in copies for k in c["loads"] for r in instrs[k].defs}
+    for c in copies:
+        at = program.labels[c["cont"]]
+        for r in sorted({counter, *temps} | loaded):
+            if r in live.live_in(at) and not _only_dead_copies(program, cfg, loop, live, at, r):
+                raise FixRefused(f"{where(at)}: {r} is read after the loop; the peeled last iteration would leave "
+                                 "it different")
     lds_after = [k for k in range(body[-1] + 1, kernel.last) if instrs[k].klass == "lds"]
     if lds_after:
         raise FixRefused(f"{where(lds_after[0])}: the kernel uses LDS after the loop; the last iteration's stores "
@@ -195,6 +123,9 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     pre, pre_after = preheader(analysis, loop)
     if instrs[pre].is_unconditional_branch() and instrs[pre].branch_target() != header.label:
         raise FixRefused(f"{where(pre)}: the block before the loop does not branch to its header")
+    scc_needed = [c["cont"] for c in copies if "scc" in live.live_in(program.labels[c["cont"]])]
+    if scc_needed:
+        raise FixRefused(f"{where(program.labels[scc_needed[0]])}: SCC is read after the loop")
 
     # -- the second copy's loads one tile further, from SGPR bases of its own ----------------------
     bases = _plan_bases(program, kernel, body, copies, pre) if len(copies) == 2 else None
@@ -203,38 +134,27 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     lines = program.source.render().split("\n")
     labels = Labels(program)
     peel_names = [labels.fresh(f".Lisalint_peel_{label.lstrip('.')}_{n}") for n in range(len(copies))]
-    first_line = min(instrs[i].lineno for i in body)
-    blk0 = cfg.blocks[cfg.block_of[body[0]]]
-    region_start = _label_line(program, lines, blk0, first_line)
+    region_start = _label_line(lines, instrs[body[0]].lineno)
     region_end = instrs[body[-1]].lineno  # 1-based, inclusive
     indent = "\t"
 
-    def raw(a: int, b: int, labels_too: bool = True) -> list[str]:
-        """Source lines of instructions a..b-1 with the labels and comments among them."""
+    def raw(a: int, b: int, labels_too: bool = True, skip=frozenset()) -> list[str]:
+        """Source lines of instructions a..b-1 (less ``skip``) with the labels and comments among them."""
         if a >= b:
             return []
-        lo = _label_line(program, lines, cfg.blocks[cfg.block_of[a]], instrs[a].lineno) \
-            if labels_too else instrs[a].lineno
-        hi = instrs[b - 1].lineno
-        out = lines[lo - 1:hi]
+        lo = _label_line(lines, instrs[a].lineno) if labels_too else instrs[a].lineno
+        drop = {instrs[k].lineno for k in skip}
+        out = [ln for n, ln in enumerate(lines[lo - 1:instrs[b - 1].lineno], lo) if n not in drop]
         if not labels_too:
             out = [ln for ln in out if not re.match(r"^\s*[.\w$]+:", ln)]
         return out
 
     region: list[str] = []
     for n, c in enumerate(copies):
-        gc, gb = c["guard"]
-        # the copy's head: from the end of the previous copy (or the loop's first instruction) to the guard
-        start = body[0]
-        if n:
-            prev_latch = copies[n - 1]["latch"]
-            start = prev_latch[2] + 1 if copies[n - 1]["after"] in latch_at else copies[n - 1]["after"] + 1
-        head = [k for k in range(start, gc) if k in inside and k not in {x for lt in latches for x in lt[:3]}]
-        head_lines = raw(start, gc) if head else []
-        head_lines = _drop_head_latch(head_lines, latches, instrs)
+        head_skip = set(c["control"]) | {k for k in c["head"] if instrs[k].opcode == "s_delay_alu"}
+        head_lines = raw(c["start"], c["guard"][0], skip=head_skip) if c["start"] < c["guard"][0] else []
         if bases is not None:
-            head_lines = [_rewrite_add(ln, bases, n) for ln in head_lines]
-            head_lines = [ln for ln in head_lines if ln is not None]
+            head_lines = [x for x in (_rewrite_add(ln, bases, n) for ln in head_lines) if x is not None]
         region += head_lines
         load_lines = raw(c["loads"][0], c["loads"][-1] + 1)
         if bases is not None and n == 1:
@@ -251,7 +171,7 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         region.append(f"{peel_names[n]}:")
         region.append(f"{indent}; isalint fix --peel-last: the last iteration of loop {label}, its FMAs alone")
         region += raw(c["fma"][0], c["fma"][1], labels_too=False)
-        region.append(f"{indent}s_branch {exit_label}")
+        region.append(f"{indent}s_branch {c['cont']}")
 
     setup = [f"{indent}; isalint fix --peel-last: {counter} counts to the last iteration, biased by "
              f"{step} - {bound} (the add carries when the next iteration is the last)",
@@ -263,11 +183,9 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         setup += bases["setup"]
     pre_line = instrs[pre].lineno
     if pre_after:
-        out = lines[:pre_line] + setup + lines[pre_line:region_start - 1]
+        out = lines[:pre_line] + setup + [f"{indent}s_branch {header.label}"] + lines[pre_line:region_start - 1]
     else:
         out = lines[:pre_line - 1] + setup + lines[pre_line - 1:region_start - 1]
-    if not header.label:
-        raise FixRefused(f"{where(header.first)}: the loop header has no label to branch to")
     out += region + lines[region_end:]
     text = "\n".join(out)
     vgprs = highest_register(program, body[0]) + 1
@@ -275,38 +193,194 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     text = refresh_counts(text, program.path, vgprs=vgprs, sgprs=sgprs)
     new = reparse(text, program.path)
     check_no_new_wait_hazards(program, new.program)
-    removed = 3 * len(copies) + 3 * len(latches) \
-        + (1 if any(instrs[c["after"]].is_unconditional_branch() for c in copies) else 0)
+    removed = len(control) - sum(1 for k in control if instrs[k].opcode == "s_delay_alu")
     added = 2 * len(copies)
-    summary = (f"peel-last: loop {label}: {len(copies)} cop{'y' if len(copies) == 1 else 'ies'}, "
-               f"{removed} -> {added} scalar/branch instructions per pass through them "
-               f"(the last iteration after the loop, {counter} biased by {step} - {bound})")
+    summary = (f"peel-last: loop {label}: the last iteration after the loop ({len(copies)} "
+               f"cop{'y' if len(copies) == 1 else 'ies'}), {removed} -> {added} scalar and branch instructions "
+               f"per pass, {counter} biased by {step} - {bound}")
     if bases is not None:
-        summary += (f"; copy 2 loads from {len(bases['pairs'])} SGPR base(s) one tile further, "
-                    f"{bases['removed']} offset add(s) removed")
+        summary += (f"; the second copy loads from {len(bases['pairs'])} SGPR base(s) one tile further, "
+                    f"{bases['removed']} offset add(s) fewer")
     return FixResult(text, summary)
 
 
-def _drop_head_latch(head_lines: list[str], latches, instrs) -> list[str]:
-    """The head of the first copy may start with the other copy's latch (the back edge's target):
-    its add/compare/branch and hints go (the new latch is at each copy's end)."""
-    texts = set()
-    for i, j, b, *_ in latches:
-        for k in range(i, b + 1):
-            texts.add(k)
-    out = []
-    for ln in head_lines:
-        code = ln.split(";")[0].strip()
-        if any(code and code == instrs[k].text() for k in texts):
+def _writes_exec(program, kernel) -> bool:
+    return any(any(r.startswith("exec") for r in program.instrs[i].defs) for i in range(kernel.first, kernel.last))
+
+
+def _only_dead_copies(program, cfg, loop, live, at: int, reg: str) -> bool:
+    """Every read of ``reg`` reachable from ``at`` outside the loop is an ``s_mov_b32`` whose result is
+    dead, and no write of ``reg`` comes first on the way."""
+    seen, todo = set(), [cfg.block_of[at]]
+    while todo:
+        b = todo.pop()
+        if b in seen or b in loop.blocks:
             continue
-        out.append(ln)
-    # a hint left alone before the first instruction of the head that hinted the dropped compare
-    while out and out[0].strip().startswith("s_delay_alu"):
-        out.pop(0)
-    return out
+        seen.add(b)
+        blk = cfg.blocks[b]
+        first = at if b == cfg.block_of[at] else blk.first
+        killed = False
+        for k in range(first, blk.last):
+            ins = program.instrs[k]
+            if reg in ins.uses and (ins.opcode != "s_mov_b32" or any(d in live.live_out(k) for d in ins.defs)):
+                return False
+            if reg in ins.defs:
+                killed = True
+                break
+        if not killed:
+            todo += list(blk.succs)
+    return True
 
 
-def _label_line(program, lines: list[str], block, lineno: int) -> int:
+def _copies(program, cfg, loop, body, inside, header, where) -> list[dict]:
+    """The copies of the loop body, in order from the header: for each, its guard (compare and
+    branch around global loads), loads, FMA block, store branch, stores, the latch's control
+    instructions, the counter, step and bound of its iteration test and where the last iteration
+    continues after its FMAs."""
+    instrs = program.instrs
+    ops = {i: instrs[i].opcode for i in body}
+    text = {i: instrs[i].text() for i in body}
+    guards = []
+    for i in body:
+        m = _SCMP.match(text[i])
+        if not m or i + 1 not in inside or ops[i + 1] != "s_cbranch_scc1":
+            continue
+        to = program.labels.get(instrs[i + 1].branch_target())
+        if to is None or to not in inside or to <= i + 2:
+            continue
+        loads = list(range(i + 2, to))
+        if all(ops[k].startswith("global_load") for k in loads):
+            guards.append((i, loads, m.group(1), m.group(2)))
+    if not guards:
+        raise FixRefused(f"{program.path}: loop {header.label}: no compare and 's_cbranch_scc1' around the next "
+                         "tile's global loads: no iteration skips a copy")
+    copies = []
+    start = header.first
+    for n, (gc, loads, x, y) in enumerate(guards):
+        c = {"guard": (gc, gc + 1), "loads": loads, "start": start, "control": [gc, gc + 1], "execz": None,
+             "followed": []}
+        head = [k for k in range(start, gc)]
+        if any(k not in inside for k in head):
+            raise FixRefused(f"{where(gc)}: the guard is not reached straight from the copy's first instruction")
+        c["head"] = head
+        # the iteration test: the guard compares K + step (computed in the head) with N, or K with N - d
+        tdef = [k for k in head if x in instrs[k].defs]
+        if tdef:
+            m = _SADD.match(text[tdef[-1]])
+            if not m or m.group(1) == m.group(2) or len(tdef) != 1:
+                raise FixRefused(f"{where(tdef[-1])}: the guard's {x} is not the counter plus a constant")
+            c.update(counter=m.group(2), step=_int(m.group(3)), bound=y, temp=x, gbound=None)
+            c["control"].append(tdef[-1])
+        else:
+            c.update(counter=x, step=None, bound=None, temp=None, gbound=y)
+        # the store branch: the first branch after the FMAs; SCC untouched since the guard
+        k = loads[-1] + 1
+        while k in inside and instrs[k].klass != "branch":
+            if "scc" in instrs[k].defs:
+                raise FixRefused(f"{where(k)}: SCC is written between the guard and the branch around the stores")
+            k += 1
+        if k not in inside or ops[k] not in ("s_cbranch_scc1", "s_cbranch_scc0"):
+            raise FixRefused(f"{where(min(k, body[-1]))}: no branch on the guard's SCC after the FMAs")
+        sb = k
+        c["fma"] = (loads[-1] + 1, sb)
+        c["control"].append(sb)
+        target = program.labels.get(instrs[sb].branch_target())
+        if ops[sb] == "s_cbranch_scc1":  # stores follow; the guard's path goes to the target
+            st_first, cont_at = sb + 1, target
+        else:  # the stores are at the target; the guard's path falls through
+            st_first, cont_at = target, sb + 1
+        if st_first is None or st_first not in inside:
+            raise FixRefused(f"{where(sb)}: the stores the guard skips are not in the loop")
+        e = st_first
+        while e in inside and ops[e] != "s_barrier":
+            if not ((instrs[e].klass == "lds" and ops[e].startswith("ds_store")) or ops[e] in ("s_waitcnt",
+                                                                                               "s_delay_alu")):
+                raise FixRefused(f"{where(e)}: the guard skips '{ops[e]}' besides LDS stores, waits and a barrier")
+            e += 1
+        if e not in inside:
+            raise FixRefused(f"{where(sb)}: no barrier ends the stores the guard skips")
+        c["stores"] = (st_first, e)
+        # the latch after the barrier (possibly through an unconditional branch)
+        a = e + 1
+        if a in inside and instrs[a].is_unconditional_branch():
+            c["control"].append(a)
+            a = program.labels.get(instrs[a].branch_target())
+        latch, nxt = _latch(program, inside, ops, text, a, c, where)
+        c["control"] += latch
+        # where the last iteration goes after its FMAs
+        while cont_at is not None and cont_at < len(instrs) and instrs[cont_at].is_unconditional_branch():
+            (c["control"] if cont_at in inside else c["followed"]).append(cont_at)
+            cont_at = program.labels.get(instrs[cont_at].branch_target())
+        if cont_at in inside:
+            # through the latch: its exit test holds whenever the guard did
+            if c["gbound"] is None or cont_at != latch[0]:
+                raise FixRefused(f"{where(sb)}: the guard's path after the FMAs stays in the loop")
+            cont = c["exit"]
+        else:
+            cont = _label_at(program, cfg, cont_at)
+            if cont is None:
+                raise FixRefused(f"{where(sb)}: the guard's path after the FMAs leads to an unlabelled block")
+        c["cont"] = cont
+        copies.append(c)
+        start = nxt
+    if start != header.first:
+        raise FixRefused(f"{where(guards[-1][0])}: the last copy does not lead back to the loop header")
+    return copies
+
+
+def _latch(program, inside, ops, text, a, c, where):
+    """The latch at ``a``: ``s_add_i32 K, K, step`` [hints] ``s_cmp_ge_i32 K, N`` ``s_cbranch_scc1 EXIT``
+    (the guard compares K with N - d), or ``s_mov_b32 K, T`` [``s_cbranch_execz``] (the guard compared
+    T = K + step with N). Returns its instructions and the first instruction of the next copy."""
+    instrs = program.instrs
+    if a is None or a not in inside:
+        raise FixRefused(f"{where(c['stores'][1])}: the barrier is not followed by the loop's iteration test")
+    out = []
+    if c["temp"] is None:
+        m = _SADD.match(text[a])
+        if not (m and m.group(1) == m.group(2) == c["counter"]):
+            raise FixRefused(f"{where(a)}: the barrier is not followed by 's_add_i32 {c['counter']}, "
+                             f"{c['counter']}, step'")
+        j = a + 1
+        while j in inside and ops[j] == "s_delay_alu":
+            j += 1
+        t = _SCMP.match(text.get(j, ""))
+        if not (t and t.group(1) == c["counter"]) or j + 1 not in inside or ops[j + 1] != "s_cbranch_scc1":
+            raise FixRefused(f"{where(a)}: the counter's add is not followed by 's_cmp_ge_i32 {c['counter']}, N' and "
+                             "'s_cbranch_scc1'")
+        exit_at = program.labels.get(instrs[j + 1].branch_target())
+        if exit_at is None or exit_at in inside:
+            raise FixRefused(f"{where(j + 1)}: the exit test does not leave the loop")
+        c.update(step=_int(m.group(3)), bound=t.group(2), exit=instrs[j + 1].branch_target())
+        out = list(range(a, j + 2))
+        nxt = j + 2
+    else:
+        m = re.match(r"^s_mov_b32\s+(s\d+),\s*(s\d+)$", text[a])
+        if not (m and m.group(1) == c["counter"] and m.group(2) == c["temp"]):
+            raise FixRefused(f"{where(a)}: the barrier is not followed by 's_mov_b32 {c['counter']}, {c['temp']}'")
+        out = [a]
+        nxt = a + 1
+        if nxt in inside and ops[nxt] == "s_cbranch_execz":
+            c["execz"] = nxt
+            out.append(nxt)
+            nxt += 1
+        c["exit"] = None
+    if nxt in inside and instrs[nxt].is_unconditional_branch():
+        out.append(nxt)
+        nxt = program.labels.get(instrs[nxt].branch_target())
+    if nxt is None or nxt not in inside:
+        raise FixRefused(f"{where(out[-1])}: the latch does not lead to the next copy")
+    return out, nxt
+
+
+def _label_at(program, cfg, index):
+    if index is None or index >= len(program.instrs):
+        return None
+    b = cfg.blocks[cfg.block_of[index]]
+    return b.label if b.first == index else None
+
+
+def _label_line(lines: list[str], lineno: int) -> int:
     """The first line of the labels and comments directly above instruction line ``lineno`` (1-based)."""
     k = lineno - 1
     while k - 1 >= 0:
@@ -346,17 +420,15 @@ def _plan_bases(program, kernel, body, copies, pre):
     adds step twice as far. None when the copies' heads are not just such adds."""
     instrs = program.instrs
     heads = []
-    for n, c in enumerate(copies):
-        gc = c["guard"][0]
+    for c in copies:
         adds = []
-        k = gc - 1
-        while k >= body[0] and (instrs[k].opcode.startswith("v_add_nc_u32") or instrs[k].opcode == "s_delay_alu"):
+        for k in c["head"]:
+            if k in c["control"] or instrs[k].opcode == "s_delay_alu":
+                continue
             m = _VADD.match(instrs[k].text())
-            if m:
-                if m.group(1) != m.group(3):
-                    return None
-                adds.append((m.group(1), m.group(2)))
-            k -= 1
+            if not m or m.group(1) != m.group(3):
+                return None
+            adds.append((m.group(1), m.group(2)))
         heads.append(sorted(adds))
     if heads[0] != heads[1] or not heads[0]:
         return None
