@@ -106,12 +106,22 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     if any(c["execz"] for c in copies) and _writes_exec(program, kernel):
         raise FixRefused(f"{where(next(c['execz'] for c in copies if c['execz']))}: the kernel writes EXEC; the "
                          "loop's s_cbranch_execz may be taken")
+    labels = Labels(program)
+    fresh: dict[int, str] = {}
+    for c in copies:
+        if c["cont"] is None:
+            at = c.pop("new_label")
+            if at not in fresh:
+                fresh[at] = labels.fresh(f".Lisalint_peel_exit_{len(fresh)}")
+            c["cont"], c["cont_at"] = fresh[at], at
+        else:
+            c["cont_at"] = program.labels[c["cont"]]
     from ..model.liveness import liveness
 
     live = liveness(program)
     loaded = {r for c in copies for k in c["loads"] for r in instrs[k].defs}
     for c in copies:
-        at = program.labels[c["cont"]]
+        at = c["cont_at"]
         for r in sorted({counter, *temps} | loaded):
             if r in live.live_in(at) and not _only_dead_copies(program, cfg, loop, live, at, r):
                 raise FixRefused(f"{where(at)}: {r} is read after the loop; the peeled last iteration would leave "
@@ -123,16 +133,15 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     pre, pre_after = preheader(analysis, loop)
     if instrs[pre].is_unconditional_branch() and instrs[pre].branch_target() != header.label:
         raise FixRefused(f"{where(pre)}: the block before the loop does not branch to its header")
-    scc_needed = [c["cont"] for c in copies if "scc" in live.live_in(program.labels[c["cont"]])]
+    scc_needed = [c["cont_at"] for c in copies if "scc" in live.live_in(c["cont_at"])]
     if scc_needed:
-        raise FixRefused(f"{where(program.labels[scc_needed[0]])}: SCC is read after the loop")
+        raise FixRefused(f"{where(scc_needed[0])}: SCC is read after the loop")
 
     # -- the second copy's loads one tile further, from SGPR bases of its own ----------------------
     bases = _plan_bases(program, kernel, body, copies, pre) if len(copies) == 2 else None
 
     # -- write it ------------------------------------------------------------------------------------
     lines = program.source.render().split("\n")
-    labels = Labels(program)
     peel_names = [labels.fresh(f".Lisalint_peel_{label.lstrip('.')}_{n}") for n in range(len(copies))]
     region_start = _label_line(lines, instrs[body[0]].lineno)
     region_end = instrs[body[-1]].lineno  # 1-based, inclusive
@@ -186,7 +195,11 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         out = lines[:pre_line] + setup + [f"{indent}s_branch {header.label}"] + lines[pre_line:region_start - 1]
     else:
         out = lines[:pre_line - 1] + setup + lines[pre_line - 1:region_start - 1]
-    out += region + lines[region_end:]
+    tail = lines[region_end:]
+    for at, name in sorted(fresh.items(), reverse=True):
+        k = _label_line(lines, instrs[at].lineno) - region_end - 1
+        tail[k:k] = [f"{name}:"]
+    out += region + tail
     text = "\n".join(out)
     vgprs = highest_register(program, body[0]) + 1
     sgprs = max(highest_register(program, body[0], "s") + 1, bases["sgprs"] if bases else 0)
@@ -319,7 +332,10 @@ def _copies(program, cfg, loop, body, inside, header, where) -> list[dict]:
         else:
             cont = _label_at(program, cfg, cont_at)
             if cont is None:
-                raise FixRefused(f"{where(sb)}: the guard's path after the FMAs leads to an unlabelled block")
+                if cont_at is None or cont_at <= body[-1]:
+                    raise FixRefused(f"{where(sb)}: the guard's path after the FMAs leads to an unlabelled block "
+                                     "before the loop")
+                c["new_label"] = cont_at  # labelled by the rewrite
         c["cont"] = cont
         copies.append(c)
         start = nxt
