@@ -253,7 +253,7 @@ def _copies(program, cfg, loop, body, inside, header, where) -> list[dict]:
     instrs = program.instrs
     ops = {i: instrs[i].opcode for i in body}
     text = {i: instrs[i].text() for i in body}
-    guards = []
+    guards, near = [], []
     for i in body:
         m = _SCMP.match(text[i])
         if not m or i + 1 not in inside or ops[i + 1] != "s_cbranch_scc1":
@@ -262,8 +262,14 @@ def _copies(program, cfg, loop, body, inside, header, where) -> list[dict]:
         if to is None or to not in inside or to <= i + 2:
             continue
         loads = list(range(i + 2, to))
-        if all(ops[k].startswith("global_load") for k in loads):
+        if all(ops[k].startswith("global_load") or ops[k] == "s_clause" for k in loads) and \
+                any(ops[k].startswith("global_load") for k in loads):
             guards.append((i, loads, m.group(1), m.group(2)))
+        elif any(ops[k].startswith("global_load") for k in loads):
+            near.append(next(k for k in loads if not ops[k].startswith("global_load") and ops[k] != "s_clause"))
+    if not guards and near:
+        raise FixRefused(f"{where(near[0])}: the guard around the next tile's global loads also skips "
+                         f"'{ops[near[0]]}'; the peeled loop would run it in every iteration")
     if not guards:
         raise FixRefused(f"{program.path}: loop {header.label}: no compare and 's_cbranch_scc1' around the next "
                          "tile's global loads: no iteration skips a copy")
@@ -460,6 +466,8 @@ def _plan_bases(program, kernel, body, copies, pre):
                 return None
     pairs = {}
     for k in copies[1]["loads"]:
+        if instrs[k].opcode == "s_clause":
+            continue
         m = _GLOAD.match(instrs[k].text())
         if not m or m.group(2) not in regs:
             return None
