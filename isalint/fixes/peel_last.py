@@ -159,17 +159,21 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         return out
 
     region: list[str] = []
+    spans: dict[str, list[tuple[int, int]]] = {}
     for n, c in enumerate(copies):
         head_skip = set(c["control"]) | {k for k in c["head"] if instrs[k].opcode == "s_delay_alu"}
         head_lines = raw(c["start"], c["guard"][0], skip=head_skip) if c["start"] < c["guard"][0] else []
         if bases is not None:
             head_lines = [x for x in (_rewrite_add(ln, bases, n) for ln in head_lines) if x is not None]
+        spans.setdefault("head", []).append((len(region), len(region) + len(head_lines)))
         region += head_lines
         load_lines = raw(c["loads"][0], c["loads"][-1] + 1)
         if bases is not None and n == 1:
             load_lines = [_rewrite_load(ln, bases) for ln in load_lines]
         region += load_lines
-        region += raw(c["fma"][0], c["fma"][1])
+        fma_lines = raw(c["fma"][0], c["fma"][1])
+        spans.setdefault("fma", []).append((len(region), len(region) + len(fma_lines)))
+        region += fma_lines
         region += raw(c["stores"][0], c["stores"][1] + 1)
         region.append(f"{indent}s_add_u32 {counter}, {counter}, {step}")
         if n + 1 < len(copies):
@@ -190,6 +194,11 @@ def apply(analysis, options: dict | None = None) -> FixResult:
              f"{indent}s_sub_i32 {counter}, {counter}, {bound}"]
     if bases is not None:
         setup += bases["setup"]
+    folded = None
+    if bases is not None or len(copies) == 1:
+        folded = _fold_adds(program, kernel, body, copies, pre, live, region, spans, setup, bases)
+        if folded is not None:
+            region, setup = folded["region"], folded["setup"]
     pre_line = instrs[pre].lineno
     if pre_after:
         out = lines[:pre_line] + setup + [f"{indent}s_branch {header.label}"] + lines[pre_line:region_start - 1]
@@ -203,6 +212,8 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     text = "\n".join(out)
     vgprs = highest_register(program, body[0]) + 1
     sgprs = max(highest_register(program, body[0], "s") + 1, bases["sgprs"] if bases else 0)
+    if folded is not None:
+        vgprs = max(vgprs, folded["vgprs"])
     text = refresh_counts(text, program.path, vgprs=vgprs, sgprs=sgprs)
     new = reparse(text, program.path)
     check_no_new_wait_hazards(program, new.program)
@@ -214,6 +225,8 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     if bases is not None:
         summary += (f"; the second copy loads from {len(bases['pairs'])} SGPR base(s) one tile further, "
                     f"{bases['removed']} offset add(s) fewer")
+    if folded is not None:
+        summary += f"; {folded['what']}"
     return FixResult(text, summary)
 
 
@@ -533,3 +546,129 @@ def _rewrite_load(line: str, bases) -> str:
         p = bases["pairs"][(lo, stride)]
         return f"\t{m.group(1)}{r}{m.group(3)}s[{p}:{p + 1}]{m.group(6)}"
     return f"\t{m.group(1)}{r}{m.group(3)}s[{lo}:{int(m.group(5))}]{m.group(6)} offset:{int(stride)}"
+
+
+def _code(line: str) -> str:
+    return line.split(";")[0].strip()
+
+
+def _fold_adds(program, kernel, body, copies, pre, live, region, spans, setup, bases):
+    """The offset adds left at the top of the first copy, issued instead as the Y halves of two dual
+    FMAs of the last k step of the last copy (the iteration before), the two FMAs they displace paired
+    with each other, and once before the loop. Sound when nothing between that k step and the first
+    copy's loads reads or writes the offsets, nothing on the way out of the loop reads them, and the
+    pairs are legal VOPDs (:func:`isalint.hw.vopd.find_pairing`) that add no VGPR-bank stall
+    (:mod:`isalint.hw.vgpr_banks`). None when any of it fails: the adds stay where they are."""
+    from ..hw.vgpr_banks import simulate
+    from ..hw.vopd import find_pairing
+    from .toolkit import waves_with_vgprs
+
+    instrs = program.instrs
+    h0, h1 = spans["head"][0]
+    adds = [(i, _VADD.match(_code(region[i]))) for i in range(h0, h1) if _VADD.match(_code(region[i]))]
+    if len(adds) != 2 or any(m.group(1) != m.group(3) for _, m in adds):
+        return None
+    regs = [m.group(1) for _, m in adds]
+    # the offsets: read in the loop only by the adds and the global loads, dead where the loop leaves
+    for i in body:
+        ins = instrs[i]
+        if any(r in ins.uses for r in regs) and not (ins.opcode.startswith("global_load")
+                                                     or _VADD.match(ins.text())):
+            return None
+    for c in copies:
+        if any(r in live.live_in(c["cont_at"]) for r in regs):
+            return None
+    f0, f1 = spans["fma"][-1]
+    block = region[f0:f1]
+    last_wait = max((k for k, ln in enumerate(block) if _code(ln).startswith("s_waitcnt lgkmcnt")), default=None)
+    if last_wait is None:
+        return None
+    cands = [k for k in range(last_wait + 1, len(block))
+             if re.match(r"^v_dual_fmac_f32 v\d+, v\d+, v\d+ :: v_dual_fmac_f32 v\d+, v\d+, v\d+$", _code(block[k]))]
+    if len(cands) < 2 or any(_code(block[k]) and not re.match(r"^(v_dual_fmac_f32|s_waitcnt)", _code(block[k]))
+                             for k in range(last_wait + 1, len(block))):
+        return None
+
+    def halves(k):
+        x, y = _code(block[k]).split(" :: ")
+        return [h.replace("v_dual_fmac_f32", "v_fmac_f32_e32") for h in (x, y)]
+
+    def operands(h):
+        return re.findall(r"v\d+", h)
+
+    def dsts(k):
+        return [operands(h)[0] for h in halves(k)]
+
+    # the destinations must differ in parity and the adds' registers avoid the banks their FMA reads:
+    # each offset may move to a free VGPR (any bank) that keeps the occupancy
+    from .toolkit import free_registers
+
+    used = highest_register(program, body[0]) + 1
+    spare = {}
+    for v in free_registers(program, list(body) + [pre], "v", limit=256):
+        if v % 4 not in spare and not any(re.search(rf"\bv{v}\b", ln) for ln in region) \
+                and waves_with_vgprs(kernel, max(used, v + 1)) == waves_with_vgprs(kernel, used):
+            spare[v % 4] = f"v{v}"
+    base = [_code(block[k]) for k in cands]
+    base_stalls = simulate(base).stall_cycles
+    best = None
+    for r0 in [regs[0], *spare.values()]:
+        for r1 in [regs[1], *spare.values()]:
+            if r0 == r1 or int(r0[1:]) % 2 == int(r1[1:]) % 2:
+                continue
+            renames = (r0 != regs[0]) + (r1 != regs[1])
+            texts = [f"v_add_nc_u32_e32 {r}, {m.group(2)}, {r}" for (_, m), r in zip(adds, (r0, r1))]
+            for a in cands:
+                for b in cands:
+                    if a >= b:
+                        continue
+                    ha, hb = halves(a), halves(b)
+                    for ka in (0, 1):
+                        move_a = ha[1 - ka]
+                        # the moved half goes past the VOPDs between a and b: none may touch its registers
+                        dst, srcs = operands(move_a)[0], set(operands(move_a)[1:])
+                        if any(dst in operands(_code(block[k])) or srcs & set(dsts(k)) for k in cands if a < k < b):
+                            continue
+                        for kb in (0, 1):
+                            keep_a, keep_b, move_b = ha[ka], hb[kb], hb[1 - kb]
+                            for order in ((0, 1), (1, 0)):
+                                p1 = find_pairing(keep_a, texts[order[0]])
+                                p2 = find_pairing(keep_b, texts[order[1]])
+                                p3 = find_pairing(move_a, move_b)
+                                if not (p1.legal and p2.legal and p3.legal):
+                                    continue
+                                new = {k: _code(block[k]) for k in cands}
+                                new[a] = p1.text
+                                new[b] = p2.text + "\n" + p3.text
+                                seq = [ln for k in cands for ln in new[k].split("\n")]
+                                cost = (simulate(seq).stall_cycles - base_stalls, renames)
+                                if best is None or cost < best[0]:
+                                    best = (cost, a, b, p1.text, p2.text, p3.text, (r0, r1))
+                                if best[0] == (0, 0):
+                                    break
+    if best is None or best[0][0] > 0:
+        return None
+    (_, nren), a, b, t1, t2, t3, (r0, r1) = best
+    renamed = [(o, n) for o, n in zip(regs, (r0, r1)) if o != n]
+    regs = [r0, r1]
+    rename = renamed or None
+    ind = "\t"
+    new_block = list(block)
+    new_block[a] = f"{ind}{t1}"
+    new_block[b] = f"{ind}{t2}\n{ind}{t3}"
+    new_block = [x for ln in new_block for x in ln.split("\n")]
+    out = region[:f0] + new_block + region[f1:]
+    # the adds leave the first copy's head
+    drop = {h0 + (i - h0) for i, _ in adds}
+    out = [ln for k, ln in enumerate(out) if k not in drop]
+    for old, new in rename or ():
+        out = [re.sub(rf"\b{old}\b", new, ln) if _code(ln).startswith("global_load") else ln for ln in out]
+    # once before the loop: the adds as the first copy made them, after the setup's own
+    new_setup = list(setup)
+    for (i, m), r in zip(adds, regs):
+        new_setup.append(f"{ind}v_add_nc_u32 {r}, {m.group(2)}, {m.group(1)}")
+    what = (f"the {len(adds)} offset adds of the first copy issued as the Y halves of 2 dual FMAs of the "
+            "iteration before" + (" (" + ", ".join(f"{o} -> {n}" for o, n in rename) +
+                                  " for the parity and banks the pairs need)" if rename else ""))
+    return {"region": out, "setup": new_setup, "what": what,
+            "vgprs": max([int(n[1:]) + 1 for _, n in rename or ()], default=0)}
