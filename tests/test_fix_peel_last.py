@@ -52,7 +52,11 @@ def test_each_copy_ends_in_one_add_and_one_branch(which, copies):
     assert all(b.startswith("s_cbranch_scc1 .Lisalint_peel_LBB0_6_") for b in scalar[1:-1:2])
     assert scalar[-1] == "s_cbranch_scc0 .LBB0_6"
     # the same FMAs, loads and stores per copy as before; one peeled FMA block per copy after the loop
-    assert sum(c.startswith("v_dual_fmac_f32") for c in code) == 512 * copies
+    # the same FMAs; the offset adds ride as the Y halves of two of them (one VOPD more for the two
+    # FMAs they displace), so the loop's VALU work is one instruction over the FMAs'
+    assert sum(c.count("v_dual_fmac_f32") for c in code) == 1024 * copies
+    assert sum(c.startswith("v_") for c in code) == 512 * copies + 1
+    assert sum("v_dual_add_nc_u32" in c for c in code) == 2
     assert sum(c.startswith("global_load") for c in code) == 4 * copies
     assert sum(c.startswith("ds_store") for c in code) == 6 * copies
     peels = re.findall(r"^\.Lisalint_peel_LBB0_6_\d+:", out, re.M)

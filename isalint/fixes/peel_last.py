@@ -585,7 +585,7 @@ def _fold_adds(program, kernel, body, copies, pre, live, region, spans, setup, b
         return None
     cands = [k for k in range(last_wait + 1, len(block))
              if re.match(r"^v_dual_fmac_f32 v\d+, v\d+, v\d+ :: v_dual_fmac_f32 v\d+, v\d+, v\d+$", _code(block[k]))]
-    if len(cands) < 2 or any(_code(block[k]) and not re.match(r"^(v_dual_fmac_f32|s_waitcnt)", _code(block[k]))
+    if len(cands) < 2 or any(_code(block[k]) and not re.match(r"^(v_dual_fmac_f32|s_waitcnt|s_barrier)", _code(block[k]))
                              for k in range(last_wait + 1, len(block))):
         return None
 
