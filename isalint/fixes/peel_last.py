@@ -219,9 +219,12 @@ def apply(analysis, options: dict | None = None) -> FixResult:
     check_no_new_wait_hazards(program, new.program)
     removed = len(control) - sum(1 for k in control if instrs[k].opcode == "s_delay_alu")
     added = 2 * len(copies)
+    from .toolkit.codesize import code_bytes
+
+    peeled = sum(code_bytes(instrs[k] for k in range(*c["fma"])) for c in copies)
     summary = (f"peel-last: loop {label}: the last iteration after the loop ({len(copies)} "
-               f"cop{'y' if len(copies) == 1 else 'ies'}), {removed} -> {added} scalar and branch instructions "
-               f"per pass, {counter} biased by {step} - {bound}")
+               f"cop{'y' if len(copies) == 1 else 'ies'}, {peeled} bytes of code run once), {removed} -> {added} "
+               f"scalar and branch instructions per pass, {counter} biased by {step} - {bound}")
     if bases is not None:
         summary += (f"; the second copy loads from {len(bases['pairs'])} SGPR base(s) one tile further, "
                     f"{bases['removed']} offset add(s) fewer")
