@@ -17,7 +17,12 @@ every iteration but the last in full and the last one, its FMAs alone, after it:
   preheader;
 * with two copies, the second copy's global loads take their own SGPR bases, one tile further
   (``s_add_u32``/``s_addc_u32`` before the loop), and an immediate offset for the offsets that
-  step by a constant, so the first copy's offset adds step two tiles and the second copy has none.
+  step by a constant, so the first copy's offset adds step two tiles and the second copy has none;
+* the adds left at the top of the first copy ride as the Y halves (``v_dual_add_nc_u32``) of two
+  dual FMAs in the last k step of the iteration before, the two FMAs they displace paired with each
+  other, and run once before the loop; an offset moves to a free VGPR (one that keeps the occupancy)
+  where the pairs need another parity or bank. Chosen only where the VGPR-bank model shows no stall
+  added; otherwise the adds stay.
 
 What it proves, or refuses with the line and the reason: each copy has a guard ``s_cmp_ge_i32 K,
 G`` / ``s_cbranch_scc1`` around global loads only, a branch on the same SCC around LDS stores,
@@ -29,7 +34,13 @@ read by nothing but this control and is dead at the exit, and so are the registe
 loads write; no LDS access follows the loop (what the original's last iteration may load and store
 when N is not a multiple of the step is never read). The SGPR-base step also needs the offset
 registers to be written in the loop only by their adds, a stride SGPR the loop does not write, and
-free SGPRs under the kernel's limit; without them the copies keep their adds.
+free SGPRs under the kernel's limit; without them the copies keep their adds. It turns the second
+copy's address ``base + ((offset + stride) mod 2^32)`` into ``(base + stride) + offset``: the same
+while the 32-bit offsets do not wrap, as the loads the input executes need to address their matrix
+at all (``batch-gmem``'s offsets are exact up to its ``--max-n``); that is assumed, not proven here,
+and the emulator's validation at N = 256, 384 and on sampled workgroups at 4096 checks it. The
+folded adds need the offsets read in the loop only by the adds and the global loads, dead after it,
+and nothing between the k step they ride in and the next copy's loads touching them.
 """
 from __future__ import annotations
 
@@ -82,7 +93,8 @@ def apply(analysis, options: dict | None = None) -> FixResult:
         raise FixRefused(f"{program.path}:{instrs[gap[0]].lineno}: code outside the loop lies between its blocks")
     keys = {(c["counter"], c["step"], c["bound"]) for c in copies}
     if len(keys) != 1:
-        raise FixRefused(f"{where(copies[1]['guard'][0])}: the copies' iteration tests differ in counter, step or bound")
+        raise FixRefused(f"{where(copies[1]['guard'][0])}: the copies' iteration tests differ in counter, step "
+                         "or bound")
     counter, step, bound = next(iter(keys))
     if step <= 0:
         raise FixRefused(f"{where(copies[0]['guard'][0])}: the counter steps by {step}; the carry test needs a "
@@ -291,7 +303,7 @@ def _copies(program, cfg, loop, body, inside, header, where) -> list[dict]:
                          "tile's global loads: no iteration skips a copy")
     copies = []
     start = header.first
-    for n, (gc, loads, x, y) in enumerate(guards):
+    for gc, loads, x, y in guards:
         c = {"guard": (gc, gc + 1), "loads": loads, "start": start, "control": [gc, gc + 1], "execz": None,
              "followed": []}
         head = [k for k in range(start, gc)]
@@ -588,7 +600,8 @@ def _fold_adds(program, kernel, body, copies, pre, live, region, spans, setup, b
         return None
     cands = [k for k in range(last_wait + 1, len(block))
              if re.match(r"^v_dual_fmac_f32 v\d+, v\d+, v\d+ :: v_dual_fmac_f32 v\d+, v\d+, v\d+$", _code(block[k]))]
-    if len(cands) < 2 or any(_code(block[k]) and not re.match(r"^(v_dual_fmac_f32|s_waitcnt|s_barrier)", _code(block[k]))
+    tail_ok = re.compile(r"^(v_dual_fmac_f32|s_waitcnt|s_barrier)")
+    if len(cands) < 2 or any(_code(block[k]) and not tail_ok.match(_code(block[k]))
                              for k in range(last_wait + 1, len(block))):
         return None
 
@@ -651,7 +664,7 @@ def _fold_adds(program, kernel, body, copies, pre, live, region, spans, setup, b
                                     break
     if best is None or best[0][0] > 0:
         return None
-    (_, nren), a, b, t1, t2, t3, (r0, r1) = best
+    _, a, b, t1, t2, t3, (r0, r1) = best
     renamed = [(o, n) for o, n in zip(regs, (r0, r1)) if o != n]
     regs = [r0, r1]
     rename = renamed or None
