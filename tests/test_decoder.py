@@ -43,6 +43,17 @@ KNOWN = [
     ("7E2A0300", False, "v_mov_b32_e32 v21, v0"),
     ("BFB00000", False, "s_endpgm"),
     ("BF800001", False, "s_nop 1"),
+    # the cases LLVM's MC tests showed
+    ("00000000", False, "v_illegal"),  # the all-zero word
+    ("F4000141 F8000000", False, "s_load_b32 s5, s[2:3], null"),  # no SGPR offset, offset 0
+    ("BF00FF00 3F717273", False, "s_cmp_eq_i32 s0, 0x3f717273"),  # a literal in ssrc1
+    ("BE834CFF", False, "s_sendmsg_rtn_b32 s3, sendmsg(255, 0, 0)"),  # 255 is the message id
+    ("B0801234", False, "s_version 0x1234"),
+    ("D8D4FFFF 08000002", False, "ds_swizzle_b32 v8, v2 offset:65535"),
+    ("D8D480FF 08000002", False, "ds_swizzle_b32 v8, v2 offset:swizzle(QUAD_PERM,3,3,3,3)"),
+    ("CD028000 240E0501", False, "v_interp_p10_f16_f32 v0, -v1, v2, v3 clamp wait_exp:0"),
+    ("BF930000", False, "s_singleuse_vdst 0x0"),  # RDNA3.5 (gfx1150)
+    ("CC404010 1C421100", True, "v_wmma_f32_16x16x16_f16 v[16:19], v[0:7], v[8:15], v[16:19]"),  # wave64 C/D
 ]
 
 
@@ -75,7 +86,7 @@ def test_vopd_pair_and_shared_literal():
 def test_unknown_words_are_refused_not_guessed():
     d = Decoder()
     with pytest.raises(UnknownEncoding):
-        d.decode(bytes(4), 0)  # VOP2 opcode 0 is no gfx11 instruction (objdump: v_illegal)
+        d.decode(bytes([1, 0, 0, 0]), 0)  # VOP2 opcode 0 is an instruction only as the all-zero word
     with pytest.raises(UnknownEncoding):
         d.decode(_words("D7006A10"), 0)  # a VOP3 cut after its first dword
 

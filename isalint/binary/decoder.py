@@ -74,7 +74,7 @@ class _Tables:
     """Encodings and opcodes from the generated data, built once per process."""
 
     def __init__(self):
-        ops = isa._ops()
+        ops = {**isa.EXTRA_ROWS, **isa._ops()}
         meta = isa.meta()
         self.layouts = meta["layouts"]
         # which encoding a first dword belongs to: the fixed "encoding" bits, longest first
@@ -290,7 +290,9 @@ class Decoder:
                 return 8, cls
             return 4, cls
         if cls in ("SOP1", "SOP2", "SOPC"):
-            if w0 & 0xFF == LITERAL or (cls == "SOP2" and (w0 >> 8) & 0xFF == LITERAL):
+            if cls == "SOP1" and (w0 >> 8) & 0xFF in self._sendmsg_rtn_ops():
+                return 4, cls  # its SSRC0 field holds the message id, never a literal
+            if w0 & 0xFF == LITERAL or (cls != "SOP1" and (w0 >> 8) & 0xFF == LITERAL):
                 return 8, cls
             if cls == "SOP2" and (w0 >> 23) & 0x7F in self._sop2_literal_ops():
                 return 8, cls
@@ -321,6 +323,13 @@ class Decoder:
         if ops is None:
             ops = self._v2lit = frozenset(op for (enc, op), o in self.t.by_op.items()
                                           if enc == "VOP2" and any(r[0] == "simm32" for r in o.ops))
+        return ops
+
+    def _sendmsg_rtn_ops(self) -> frozenset:
+        ops = getattr(self, "_rtn", None)
+        if ops is None:
+            ops = self._rtn = frozenset(op for (enc, op), o in self.t.by_op.items()
+                                        if enc == "SOP1" and o.name.startswith("s_sendmsg_rtn"))
         return ops
 
     def _sop2_literal_ops(self) -> frozenset:
@@ -416,7 +425,7 @@ class Decoder:
             elif "HWREG" in o.row["fmt"][o.ops.index(row)]:
                 out.append(_hwreg(simm))
             elif o.name == "s_version":
-                out.append(_VERSIONS.get(simm, str(simm)))
+                out.append(_VERSIONS.get(simm, _hex(simm)))
             else:
                 out.append(_hex(simm))
         return o.name + " " + ", ".join(out)
@@ -469,7 +478,7 @@ class Decoder:
                 if soffset != 124:
                     out.append(sreg(soffset, 32))
                 else:
-                    out.append(_signed_hex(offset))
+                    out.append(_signed_hex(offset) if offset else "null")
         text = o.name + (" " + ", ".join(out) if out else "")
         if soffset != 124 and offset:
             text += f" offset:{_signed_hex(offset)}"
@@ -480,6 +489,8 @@ class Decoder:
         return self._vop_e32("VOP1", value, size, k)
 
     def _vop2(self, value: int, size: int, k: int) -> str:
+        if self._get("VOP2", value, "op") == 0 and value & 0xFFFFFFFF:
+            raise UnknownEncoding(k, "VOP2 opcode 0 is v_illegal only as the all-zero word")
         return self._vop_e32("VOP2", value, size, k)
 
     def _vopc(self, value: int, size: int, k: int) -> str:
@@ -599,10 +610,14 @@ class Decoder:
         # the mixed-precision FMAs take f32 or f16 (op_sel_hi) scalars: NEG and NEG_HI are the
         # sources' negate and absolute-value modifiers (RDNA3 ISA guide, V_FMA_MIX_F32)
         mix = o.name.startswith("v_fma_mix")
+        # a wave64 WMMA holds its C/D matrix in half the VGPRs of each lane (A and B keep theirs)
+        halve = self.wave64 and o.name.startswith("v_wmma_")
         out = []
         nsrc = 0
         for row, fmt in zip(o.ops, o.fmts):
             name, bits = row[0], row[2]
+            if halve and name in ("vdst", "src2"):
+                bits //= 2
             if name == "vdst":
                 out.append(vgpr(value & 0xFF, bits))
             elif name in ("src0", "src1", "src2"):
@@ -673,12 +688,10 @@ class Decoder:
             text = src(s[i], 32, "F32", None)
             out.append("-" + text if neg >> i & 1 else text)
         opsel = (value >> 11) & 0xF
-        tail = ""
+        tail = " clamp" if (value >> 15) & 1 else ""
         if opsel:
             tail += " op_sel:" + _bits_list(opsel, 4)
         tail += f" wait_exp:{(value >> 8) & 7}"
-        if (value >> 15) & 1:
-            tail = (" clamp" + tail) if False else tail + " clamp"
         return o.name + " " + ", ".join(out) + tail
 
     def _ldsdir(self, value: int, size: int, k: int) -> str:
@@ -942,7 +955,7 @@ _MESSAGES = {1: "MSG_INTERRUPT", 2: "MSG_HS_TESSFACTOR", 3: "MSG_DEALLOC_VGPRS",
 
 def _sendmsg(simm: int) -> str:
     msg = simm & 0xFF
-    name = _MESSAGES.get(msg) or {v: k for k, v in isa.meta().get("msg", {}).items()}.get(msg)
+    name = _MESSAGES.get(msg) or {v: k for k, v in isa.meta().get("msg", {}).items() if "ILLEGAL" not in k}.get(msg)
     return f"sendmsg({name})" if name else f"sendmsg({msg}, 0, 0)"
 
 
@@ -963,9 +976,10 @@ def _depctr(simm: int) -> str:
 
 def _swizzle(offset: int) -> str:
     """ds_swizzle_b32's offset (RDNA3 ISA guide, DS_SWIZZLE_B32): bit 15 selects the quad
-    permutation, else 5-bit AND, OR and XOR masks of the lane id."""
-    if offset & 0x8000:
-        return "swizzle(QUADPERM," + ",".join(str(offset >> (2 * i) & 3) for i in range(4)) + ")"
+    permutation (bits 14-8 clear; otherwise LLVM writes the number), else 5-bit AND, OR and XOR
+    masks of the lane id."""
+    if offset & 0xFF00 == 0x8000:
+        return "swizzle(QUAD_PERM," + ",".join(str(offset >> (2 * i) & 3) for i in range(4)) + ")"
     and_mask, or_mask, xor_mask = offset & 0x1F, offset >> 5 & 0x1F, offset >> 10 & 0x1F
     if offset >> 15:
         return str(offset)
