@@ -724,8 +724,9 @@ def _image_specs(specs: list[OperandSpec], stmt: Statement) -> list[OperandSpec]
                 n = op.count if op is not None and op.count in widths else widths[0]
                 s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
         elif s.name == "vdata":
-            n = mimg.data_dwords(stmt.mnemonic, mods)
-            if n is not None:
+            widths = mimg.data_widths(stmt.mnemonic, mods)
+            if widths is not None:
+                n = op.count if op is not None and op.count in widths else widths[0]
                 s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
         out.append(s)
     return out
