@@ -220,8 +220,32 @@ def decode_text(decoder, code: bytes) -> str:
     return " ".join(text.split())
 
 
+_REG_RANGE = re.compile(r"\b(v|s|ttmp)\[(\d+):(\d+)\]")
+_REG_ONE = re.compile(r"\b(v|s|ttmp)(\d+)\b")
+
+
+def named_registers(text: str) -> set[str]:
+    """The VGPRs, SGPRs and trap temporaries an instruction's text names (``v[1:2]`` is v1 and v2;
+    a 16-bit half ``v1.l`` is v1)."""
+    ops = text.split(None, 1)[1] if " " in text else ""
+    out = set()
+    for k, stmt in enumerate(ops.split("::")):
+        if k and " " in stmt.strip():  # the second half of a VOPD pair: past its mnemonic
+            stmt = stmt.strip().split(None, 1)[1]
+        for kind, lo, hi in _REG_RANGE.findall(stmt):
+            out.update(f"{kind}{r}" for r in range(int(lo), int(hi) + 1))
+        out.update(f"{k}{n}" for k, n in _REG_ONE.findall(_REG_RANGE.sub("", stmt)))
+    return out
+
+
+def model_registers(ins) -> set[str]:
+    """The VGPRs, SGPRs and trap temporaries isalint's model gives an instruction's written operands."""
+    return {r for stmt in ins.slots for slot in stmt for r in slot.regs if _REG_ONE.fullmatch(r)}
+
+
 def isalint_lines(lines: list[str], is64: bool, check: bool):
-    """(opaque {line number: problem}, traceback or None) of isalint on these lines."""
+    """(opaque {line number: problem}, traceback or None, {line number: instruction}) of isalint on
+    these lines."""
     from isalint.model.program import build_program
     from isalint.parse import parse_text
 
@@ -231,9 +255,10 @@ def isalint_lines(lines: list[str], is64: bool, check: bool):
     try:
         program = build_program(parse_text(text, "mc.s"))
     except Exception:  # noqa: BLE001
-        return {}, traceback.format_exc(limit=-3)
+        return {}, traceback.format_exc(limit=-3), {}
     if program.wave64 != is64:
-        return {}, "the wave size was not taken"
+        return {}, "the wave size was not taken", {}
+    by_line = {ins.lineno: ins for ins in program.instrs}
     opaque = {ins.lineno: ins.problem for ins in program.instrs if ins.opaque}
     seen = {ins.lineno for ins in program.instrs}
     for n in range(1, len(lines) + 1):
@@ -248,8 +273,8 @@ def isalint_lines(lines: list[str], is64: bool, check: bool):
         except InputError:
             pass
         except Exception:  # noqa: BLE001
-            return opaque, traceback.format_exc(limit=-3)
-    return opaque, None
+            return opaque, traceback.format_exc(limit=-3), by_line
+    return opaque, None, by_line
 
 
 def klass(name: str) -> str:
@@ -279,7 +304,7 @@ def assembler(files: list[Path], mc: str, check: bool, misses: dict, tmp: Path):
             is64 = wave64(attrs)
             row = Counter(files=0, configs=1, lines=len(lines), accepted=len(accepted))
             kept = [lines[n - 1] for n in accepted]
-            opaque, tb = isalint_lines(kept, is64, check) if kept else ({}, None)
+            opaque, tb, by_line = isalint_lines(kept, is64, check) if kept else ({}, None, {})
             row["parse001"] = len(opaque)
             row["read"] = len(kept) - len(opaque)
             row["tracebacks"] = 1 if tb else 0
@@ -293,11 +318,27 @@ def assembler(files: list[Path], mc: str, check: bool, misses: dict, tmp: Path):
                 row["fixups"] += len(encoded) - len(codes)
                 theirs = llvm_disassemble(mc, codes, triple, cpu, attrs, tmp)
                 key = "decoded16" if t16 else "decoded"
-                for code in codes:
-                    want = theirs.get(code)
+                for n, (_, code) in enumerate(encoded, 1):
+                    want = theirs.get(code) if code is not None else None
                     if want is None or "/*" in want:
-                        row["undecodable"] += 1  # LLVM does not read its own bytes back
+                        row["undecodable"] += code is not None  # LLVM does not read its own bytes back
                         continue
+                    ins = by_line.get(n)
+                    if ins is not None and not ins.opaque:
+                        row["regs_total"] += 1
+                        # LLVM's disassembler prints an image atomic's data and address as their
+                        # first registers: there the assembler's own echo of the line is the
+                        # reference (elsewhere the echo keeps the written widths, which the
+                        # disassembly corrects: an 8-register address of 6 dwords)
+                        echo = encoded[n - 1][0]
+                        ours = model_registers(ins)
+                        llvm = named_registers(echo if echo.startswith("image_atomic_") else want)
+                        if ours == llvm:
+                            row["regs"] += 1
+                        else:
+                            misses["<registers>"].append((path.name, cpu, ",".join(attrs), kept[n - 1],
+                                                          f"LLVM {want}: {sorted(llvm - ours)} not in the model, "
+                                                          f"{sorted(ours - llvm)} not in LLVM's text"))
                     got = decode_text(decoders[is64], code)
                     row[key + "_total"] += 1
                     if got == want:
@@ -362,16 +403,20 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
            "Lines are counted once per RUN configuration of their file (a file assembled for wave32 and "
            "wave64 counts its lines twice). `accepted`: instruction lines llvm-mc assembles in that "
            "configuration; `read`: those isalint's model matches operand for operand (the others are "
-           "PARSE001); `decoded`: LLVM's bytes decoded by isalint's decoder to LLVM's exact text, in the "
+           "PARSE001); `registers agree`: the VGPRs, SGPRs and trap temporaries of the model's operands are "
+           "those LLVM's disassembly of the line's bytes names (its register widths; for image atomics, whose "
+           "registers LLVM's disassembler prints only by their first, the assembler's echo of the line); "
+           "`decoded`: LLVM's bytes decoded by isalint's decoder to LLVM's exact text, in the "
            "configurations without `+real-true16`; `decoded t16`: the same in `+real-true16` ones (the "
            "decoder writes LLVM 19's default syntax, 32-bit register names for 16-bit operands).", "",
            "## Assembler tests (`MC/AMDGPU/*.s`)", "",
-           "| class | files | configs | lines | accepted | read | PARSE001 | tracebacks | decoded | decoded t16 |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| class | files | configs | lines | accepted | read | PARSE001 | tracebacks | registers agree | decoded | "
+           "decoded t16 |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def cells(c: Counter) -> str:
         return (f"{c['configs']} | {c['lines']} | {c['accepted']} | {c['read']} | {c['parse001']} | "
-                f"{c['tracebacks']} | {_pct(c['decoded'], c['decoded_total'])} | "
+                f"{c['tracebacks']} | {_pct(c['regs'], c['regs_total'])} | {_pct(c['decoded'], c['decoded_total'])} | "
                 f"{_pct(c['decoded16'], c['decoded16_total'])} |")
 
     for k in sorted(by_class):
@@ -395,13 +440,19 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
         out.append(f"- **{k}**: {len(refused[k])}")
         for name, cpu, attrs, line, problem in refused[k][:show]:
             out.append(f"  - `{line}` ({name}, {cpu} {attrs}): {problem}")
+    regs = misses.get("<registers>", [])
+    out += ["", f"## Registers the model and LLVM disagree on: {len(regs)}", ""]
+    out += [f"- `{line}` ({name}, {cpu} {attrs}): {problem}" for name, cpu, attrs, line, problem in regs[:show * 3]]
     out += ["", "## Tracebacks", ""]
     tbs = misses.get("<tracebacks>", [])
     out += [f"- {name} ({cpu} {attrs}): {problem}" for name, cpu, attrs, _, problem in tbs] or ["None."]
     for key, title in (("<decoder>", "assembler tests"), ("<disassembler>", "disassembler tests")):
         diffs = misses.get(key, [])
         plain = [d for d in diffs if "real-true16" not in d[2] or "-real-true16" in d[2]]
-        out += ["", f"## Decoder differences, {title} (without `+real-true16`): {len(plain)}", ""]
+        images = sum(1 for d in plain if d[3].startswith("image_"))
+        out += ["", f"## Decoder differences, {title} (without `+real-true16`): {len(plain)}", "",
+                f"Image (MIMG) instructions, which the decoder leaves to `llvm-objdump`: {images}; others: "
+                f"{len(plain) - images}.", ""]
         by_op = Counter(d[3].split()[0] if d[3] else "?" for d in plain)
         for op, n in by_op.most_common(show * 3):
             example = next(d for d in plain if (d[3].split()[0] if d[3] else "?") == op)
