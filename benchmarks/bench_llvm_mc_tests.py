@@ -291,7 +291,7 @@ def assembler(files: list[Path], mc: str, check: bool, misses: dict, tmp: Path):
     from isalint.binary.decoder import Decoder
 
     rows = []
-    decoders = {False: Decoder(False), True: Decoder(True)}
+    decoders = {(w, t): Decoder(w, t) for w in (False, True) for t in (False, True)}
     for path in files:
         text = path.read_text(errors="replace")
         configs = configurations(text, disassemble=False)
@@ -339,7 +339,7 @@ def assembler(files: list[Path], mc: str, check: bool, misses: dict, tmp: Path):
                             misses["<registers>"].append((path.name, cpu, ",".join(attrs), kept[n - 1],
                                                           f"LLVM {want}: {sorted(llvm - ours)} not in the model, "
                                                           f"{sorted(ours - llvm)} not in LLVM's text"))
-                    got = decode_text(decoders[is64], code)
+                    got = decode_text(decoders[is64, t16], code)
                     row[key + "_total"] += 1
                     if got == want:
                         row[key] += 1
@@ -355,7 +355,7 @@ def disassembler(files: list[Path], mc: str, misses: dict, tmp: Path):
     from isalint.binary.decoder import Decoder
 
     rows = []
-    decoders = {False: Decoder(False), True: Decoder(True)}
+    decoders = {(w, t): Decoder(w, t) for w in (False, True) for t in (False, True)}
     for path in files:
         text = path.read_text(errors="replace")
         configs = configurations(text, disassemble=True)
@@ -371,7 +371,7 @@ def disassembler(files: list[Path], mc: str, misses: dict, tmp: Path):
                 if code is None or "/*" in want:
                     row["invalid"] += code is not None  # bytes LLVM marks invalid in its text
                     continue
-                got = decode_text(decoders[is64], code)
+                got = decode_text(decoders[is64, t16], code)
                 key = "decoded16" if t16 else "decoded"
                 row[key + "_total"] += 1
                 if got == want:

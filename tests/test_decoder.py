@@ -229,3 +229,19 @@ def _dpp_with_literal(raw: bytes) -> bool:
     if w0 >> 26 != 0b110101 and w0 >> 24 != 0b11001100:
         return False
     return w1 & 0x1FF in (233, 234, 250) and 255 in ((w1 >> 9) & 0x1FF, (w1 >> 18) & 0x1FF)
+
+
+@pytest.mark.parametrize("hexwords,text", [
+    ("7E0AB981", "v_ceil_f16_e32 v5.l, v1.h"),  # bit 7 of a VGPR field: the high half
+    ("650B0501", "v_add_f16_e32 v5.h, v1.l, v2.h"),
+    ("7E0AB801", "v_ceil_f16_e32 v5.l, s1"),
+    ("D5DC4805 080000FA 01015F01", "v_ceil_f16_e64_dpp v5.h, v1.h op_sel:[1,1] mul:2 row_share:15 row_mask:0x0 "
+                                   "bank_mask:0x1"),  # VOP3: op_sel picks the halves
+])
+def test_real_true16_syntax(hexwords, text):
+    """LLVM 19's +real-true16 mode names the register halves of the 16-bit opcodes it models so; the
+    default mode writes the same bytes with 32-bit registers."""
+    code = _words(hexwords)
+    assert Decoder(true16=True).decode(code, 0) == (len(code), text, None)
+    default = Decoder().decode(code, 0)[1]
+    assert ".l" not in default and ".h" not in default

@@ -219,11 +219,15 @@ def src(value: int, bits: int, fmt: str, literal: int | None) -> str:
 # ------------------------------------------------------------------------------------------------
 
 class Decoder:
-    """Decodes gfx11 machine code. ``wave64``: lane masks are register pairs (``vcc``, ``s[0:1]``)."""
+    """Decodes gfx11 machine code. ``wave64``: lane masks are register pairs (``vcc``, ``s[0:1]``).
+    ``true16``: the syntax of LLVM's ``+real-true16`` mode, where the 16-bit opcodes LLVM 19 models
+    with register halves name them (``v_ceil_f16_e32 v5.l, v1.h``); by default LLVM 19's default
+    syntax for gfx11, which writes 32-bit registers for them."""
 
-    def __init__(self, wave64: bool = False):
+    def __init__(self, wave64: bool = False, true16: bool = False):
         self.t = tables()
         self.wave64 = wave64
+        self.true16 = true16
         self._m4: dict[bytes, tuple] = {}  # instructions by their bytes, by size
         self._m8: dict[bytes, tuple] = {}
         self._m12: dict[bytes, tuple] = {}
@@ -511,9 +515,16 @@ class Decoder:
                     neg, ab = (ext >> (20 + 2 * i)) & 1, (ext >> (21 + 2 * i)) & 1
                     mods[i] = ("-" if neg else "") + ("|" if ab else "")
         out = []
+        halves = self.true16 and _stem(o.name) in _TRUE16_OPS
         for row, fmt in zip(o.ops, o.fmts):
             name, bits, kind = row[0], row[2], row[3]
-            if kind == "other":  # LLVM's spelling of the implicit VCC
+            if halves and name in ("vdst", "vsrc1") and kind == "vgpr":
+                out.append(_half(fields[name]))  # bit 7 of the field selects the high half
+            elif halves and name == "src0" and fields["src0"] >= 256:
+                m = mods[0]
+                text = _half(fields["src0"] - 256)
+                out.append(f"{m}{text}{'|' if '|' in m else ''}" if m else text)
+            elif kind == "other":  # LLVM's spelling of the implicit VCC
                 out.append(self._implicit_vcc())
             elif name == "simm32":
                 out.append(_hex(ext))
@@ -558,9 +569,12 @@ class Decoder:
         opsel = (value >> 11) & 0xF if cls == "VOP3" else 0
         out = []
         nsrc = 0
+        halves = self.true16 and _stem(o.name) in _TRUE16_OPS  # op_sel picks each VGPR's half
         for row, fmt in zip(o.ops, o.fmts):
             name, bits, kind = row[0], self._mask_bits(row), row[3]
-            if name == "vdst":
+            if name == "vdst" and halves:
+                out.append(f"v{value & 0xFF}.{'h' if opsel >> 3 & 1 else 'l'}")
+            elif name == "vdst":
                 out.append(vgpr(value & 0xFF, bits))
             elif name == "sdst":
                 out.append(sreg((value >> 8) & 0x7F if cls == "VOP3SD" else value & 0xFF, bits))
@@ -568,6 +582,8 @@ class Decoder:
                 i = int(name[3])
                 nsrc = max(nsrc, i + 1)
                 text = src(s[i], bits, fmt, ext)
+                if halves and s[i] >= 256:
+                    text = f"v{s[i] - 256}.{'h' if opsel >> i & 1 else 'l'}"
                 if o.name in _PERMLANE:
                     pass  # their op_sel bits are FI and BOUND_CTRL, and they take no source modifiers
                 elif fmt not in _INTEGER:
@@ -865,6 +881,21 @@ _PERMLANE = {"v_permlane16_b32", "v_permlanex16_b32"}
 # 16-bit moves whose 32-bit encodings LLVM 19 writes with register halves: the VGPR fields' bit 7
 # selects the high half (RDNA3 ISA guide, "16-bit VGPRs" of VOP1)
 _TRUE16_E32 = {"v_mov_b16_e32", "v_swap_b16_e32", "v_mov_b16", "v_swap_b16"}
+
+
+# The 16-bit opcodes LLVM 19 writes with register halves in its real-true16 mode (its MC tests'
+# +real-true16 runs): in their 32-bit encodings bit 7 of a VGPR field selects the high half of
+# VGPRs 0-127, in VOP3 the op_sel bits do (RDNA3 ISA guide, "16-bit VGPRs")
+_TRUE16_OPS = {"v_ceil_f16", "v_floor_f16", "v_exp_f16", "v_log_f16", "v_rcp_f16", "v_rsq_f16", "v_sqrt_f16",
+               "v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_max_f16", "v_min_f16"}
+
+
+def _stem(name: str) -> str:
+    return name[:-4] if name.endswith(("_e32", "_e64")) else name
+
+
+def _half(n: int) -> str:
+    return f"v{n & 0x7F}.{'h' if n & 0x80 else 'l'}"
 
 
 def _true16(out: list[str], fields: dict, s0: int, dpp: bool) -> list[str]:
