@@ -31,9 +31,8 @@ Disassembler tests (``Disassembler/AMDGPU/*.txt``): per gfx11 RUN configuration,
 -disassemble -show-encoding`` prints each instruction with its bytes (the text the file's CHECK
 lines hold); isalint's decoder decodes the same bytes and the texts are compared.
 
-The decoder prints LLVM 19's default syntax for gfx11 (16-bit operands as 32-bit registers, as in
-``-real-true16``); in a ``+real-true16`` configuration LLVM writes register halves (``v1.l``), so
-those rows are counted apart.
+In a ``+real-true16`` configuration LLVM writes register halves (``v1.l``): there the decoder runs in
+its ``true16`` syntax, and those rows are counted apart.
 
 The table is printed and written to ``--table`` (default ``benchmarks/results/llvm_mc_tests.md``):
 per class of test file (the name without its ``gfx11_asm_`` prefix and ``_err``/``-fake16``/...
@@ -408,7 +407,7 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
            "registers LLVM's disassembler prints only by their first, the assembler's echo of the line); "
            "`decoded`: LLVM's bytes decoded by isalint's decoder to LLVM's exact text, in the "
            "configurations without `+real-true16`; `decoded t16`: the same in `+real-true16` ones (the "
-           "decoder writes LLVM 19's default syntax, 32-bit register names for 16-bit operands).", "",
+           "decoder in its `true16` syntax, register halves `v1.l`/`v1.h`).", "",
            "## Assembler tests (`MC/AMDGPU/*.s`)", "",
            "| class | files | configs | lines | accepted | read | PARSE001 | tracebacks | registers agree | decoded | "
            "decoded t16 |",
@@ -422,8 +421,9 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
     for k in sorted(by_class):
         out.append(f"| {k} | {len(files[k])} | " + cells(by_class[k]))
     out.append(f"| **total** | {sum(len(v) for v in files.values())} | " + cells(total))
-    out += ["", f"Branches to labels (bytes with a fixup, not decoded): {total['fixups']}; lines in files whose "
-            f"output could not be paired with their lines: {total['unaligned']}.", ""]
+    out += ["", f"Branches to labels (bytes with a fixup, not decoded): {total['fixups']}; accepted lines whose "
+            f"bytes LLVM's disassembler does not read back (not compared): {total['undecodable']}; lines in "
+            f"files whose output could not be paired with their lines: {total['unaligned']}.", ""]
     dis_total = Counter()
     for _, _, _, row in dis_rows:
         dis_total.update(row)
@@ -469,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-check", action="store_true", help="model only, no rules")
     ap.add_argument("--no-disassembler", action="store_true")
     ap.add_argument("--misses", type=int, default=8, help="refused lines shown per class")
+    ap.add_argument("--label", help="what the tests are, for the table (default: their directory)")
     args = ap.parse_args(argv)
     if not args.mc_dir or not Path(args.mc_dir).is_dir():
         print("no LLVM MC test directory (argument or ISALINT_LLVM_MC_TESTS): nothing to measure")
@@ -489,8 +490,11 @@ def main(argv: list[str] | None = None) -> int:
         dis_rows = disassembler(dis_files, mc, misses, Path(tmp))
     version = subprocess.run([mc, "--version"], capture_output=True, text=True).stdout
     version = next((v.strip() for v in version.splitlines() if "version" in v.lower()), mc)
-    command = "python benchmarks/bench_llvm_mc_tests.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    table = render(asm_rows, dis_rows, misses, command.strip(), version, str(root), args.misses)
+    words = [f'"{a}"' if (" " in a or "'" in a) and '"' not in a else shlex.quote(a) for a in (argv or sys.argv[1:])]
+    command = "python benchmarks/bench_llvm_mc_tests.py " + " ".join(words)
+    if not any(not a.startswith("-") for a in (argv or sys.argv[1:])):
+        command = "ISALINT_LLVM_MC_TESTS=<LLVM's test/MC> " + command
+    table = render(asm_rows, dis_rows, misses, command.strip(), version, args.label or str(root), args.misses)
     print(table)
     if args.table:
         Path(args.table).write_text(table)
