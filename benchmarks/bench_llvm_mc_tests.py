@@ -462,7 +462,7 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mc_dir", nargs="?", default=os.environ.get("ISALINT_LLVM_MC_TESTS"))
+    ap.add_argument("mc_dir", nargs="?")
     ap.add_argument("--table", default=str(HERE / "results" / "llvm_mc_tests.md"))
     ap.add_argument("--llvm-mc", default="llvm-mc-19")
     ap.add_argument("--only", default="*", help="test files whose name matches this glob")
@@ -471,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", type=int, default=8, help="refused lines shown per class")
     ap.add_argument("--label", help="what the tests are, for the table (default: their directory)")
     args = ap.parse_args(argv)
+    from_env = args.mc_dir is None
+    if from_env:
+        args.mc_dir = os.environ.get("ISALINT_LLVM_MC_TESTS")
     if not args.mc_dir or not Path(args.mc_dir).is_dir():
         print("no LLVM MC test directory (argument or ISALINT_LLVM_MC_TESTS): nothing to measure")
         return 0
@@ -492,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     version = next((v.strip() for v in version.splitlines() if "version" in v.lower()), mc)
     words = [f'"{a}"' if (" " in a or "'" in a) and '"' not in a else shlex.quote(a) for a in (argv or sys.argv[1:])]
     command = "python benchmarks/bench_llvm_mc_tests.py " + " ".join(words)
-    if not any(not a.startswith("-") for a in (argv or sys.argv[1:])):
+    if from_env:
         command = "ISALINT_LLVM_MC_TESTS=<LLVM's test/MC> " + command
     table = render(asm_rows, dis_rows, misses, command.strip(), version, args.label or str(root), args.misses)
     print(table)
