@@ -10,8 +10,9 @@ M0 125, EXEC 126-127, inline integers 128-208, inline floats 240-248, literal 25
 which modifiers each encoding writes and in which order (LLVM's, so that the text reads as
 ``llvm-objdump`` prints it and the LLVM assembler gives the same bytes back).
 
-The decoder is exact or silent: an encoding it cannot print (an unknown opcode, an image
-instruction) raises :class:`UnknownEncoding`, never a guess.
+The decoder is exact or silent: an encoding it cannot print (an unknown opcode, an image atomic
+with ``tfe`` whose registers LLVM writes by their first only) raises :class:`UnknownEncoding`,
+never a guess.
 """
 from __future__ import annotations
 
@@ -320,6 +321,8 @@ class Decoder:
                     or opy in self._vopd_literal_ops():
                 return 12, cls
             return 8, cls
+        if cls == "MIMG" and w0 & 1:
+            return base + 4, cls  # NSA: the other address VGPRs in one more dword
         return base, cls
 
     def _vop2_literal_ops(self) -> frozenset:
@@ -818,7 +821,81 @@ class Decoder:
         return text
 
     def _mimg(self, value: int, size: int, k: int) -> str:
-        raise UnknownEncoding(k, "image (MIMG) instructions are not decoded")
+        """Image instructions, their data and address as wide as the opcode, ``dim``, ``dmask``,
+        ``a16``, ``d16`` and ``tfe`` make them (:mod:`isalint.isa.mimg`, LLVM's widths); the address
+        as a register list with NSA (RDNA3 ISA guide, "Image Instructions")."""
+        from ..isa import mimg
+
+        o = self._op("MIMG", self._get("MIMG", value, "op"), k)
+        g = lambda n: self._get("MIMG", value, n)  # noqa: E731
+        name = o.name
+        bvh = name.startswith("image_bvh")
+        mods = {}
+        if not bvh:
+            if g("dmask"):
+                mods["dmask"] = _hex(g("dmask"))
+            mods["dim"] = "SQ_RSRC_IMG_" + _IMG_DIMS[g("dim")]
+            sampling = name.startswith(("image_sample", "image_gather4", "image_get_lod"))
+            if (sampling or "_mip" in name) and "MSAA" in mods["dim"]:
+                # no sampler reads a multisampled image; LLVM's disassembler then keeps the
+                # registers of whatever variant the opcode decoded to
+                raise UnknownEncoding(k, f"{name} of a multisampled image")  # no mip levels either
+            if name.startswith("image_gather4") and g("tfe") and g("d16"):
+                raise UnknownEncoding(k, f"{name} with tfe: LLVM writes no width for its status dword")
+        if g("d16") and (o.klass == "vmem_atomic" or bvh or "_pck" in name or name in ("image_get_lod", "image_get_resinfo")):
+            raise UnknownEncoding(k, f"{name} has no 16-bit data (d16)")
+        if bvh and not (g("unrm") and g("r128")) or bvh and (g("tfe") or g("lwe")):
+            raise UnknownEncoding(k, f"{name} without its unorm and r128 bits, or with tfe or lwe")
+        if name.startswith("image_gather4") and g("vdata") + 4 > 256:
+            # LLVM reads a gather's data as four VGPRs before it sizes it: none past v252
+            raise UnknownEncoding(k, f"{name}: data at v{g('vdata')}")
+        for bit, written in (("unrm", "unorm"), ("glc", "glc"), ("slc", "slc"), ("dlc", "dlc"), ("r128", "r128"),
+                             ("a16", "a16"), ("tfe", "tfe"), ("lwe", "lwe"), ("d16", "d16")):
+            if g(bit) and not (bvh and bit in ("unrm", "r128")):  # the ray-tracing ones always set them
+                mods[written] = ""
+        if bvh:
+            data = 4
+        else:
+            widths = mimg.data_widths(name, mods)
+            data = widths[-1] if widths else None  # without lwe's status dword, as LLVM counts
+        words = mimg.address_dwords(name, mods)
+        if data is None or words is None:
+            raise UnknownEncoding(k, f"{name}: operand widths unknown")
+        widths = (2, 4) if "cmpswap" in name else (1, 2)
+        if o.klass == "vmem_atomic" and data not in ((2,) if "tfe" in mods or "lwe" in mods else widths):
+            # an atomic's data is 1 or 2 dwords (dmask 0x1, 0x3), a compare-swap's 2 or 4 (0x3, 0xf);
+            # LLVM's disassembler writes the others by their first registers (or one more), and
+            # with tfe or lwe it is sure of two dwords only
+            raise UnknownEncoding(k, f"{name} with {data} data dwords" + (" (tfe)" if "tfe" in mods else ""))
+        if g("vdata") + data > 256 or (not g("nsa") and g("vaddr") + (16 if words > 12 else words) > 256):
+            raise UnknownEncoding(k, f"{name}: registers past v255")
+        out = [vgpr(g("vdata"), 32 * data)]
+        if g("nsa"):
+            # up to five address VGPRs, the first in VADDR and four in the next dword; the last of
+            # five holds the remaining dwords (the ray-tracing instructions: one per vector)
+            if bvh:
+                groups = [2 if "64" in name else 1, 1, 3] + ([3] if "a16" in mods else [3, 3])
+            else:
+                groups = [1] * words if words <= 5 else [1, 1, 1, 1, words - 4]
+            extra = (value >> 64) & 0xFFFFFFFF
+            regs = [g("vaddr")] + [extra >> (8 * i) & 0xFF for i in range(len(groups) - 1)]
+            if size < 12 or len(groups) > 5 or extra >> (8 * (len(groups) - 1)) \
+                    or any(r + n > 256 for r, n in zip(regs, groups)):
+                raise UnknownEncoding(k, f"{name}: NSA address of {words} dwords in {len(groups)} VGPR fields")
+            out.append("[" + ", ".join(vgpr(r, 32 * n) for r, n in zip(regs, groups)) + "]")
+        else:
+            out.append(vgpr(g("vaddr"), 32 * (16 if words > 12 else words)))
+        rows = {row[0]: row for row in o.ops}
+        if "ssamp" not in rows and g("ssamp"):
+            raise UnknownEncoding(k, f"{name} takes no sampler, its SSAMP field is {g('ssamp')}")
+        for field in ("srsrc", "ssamp"):
+            if field in rows:
+                first, count = g(field) * 4, rows[field][2] // 32
+                if not (first + count <= 106 or 108 <= first and first + count <= 124 or first == 124):
+                    raise UnknownEncoding(k, f"{name}: {field} s{first} and {count - 1} more leaves its register file")
+                out.append(sreg(first, 32 * count))
+        tail = "".join(f" {m}:{v}" if v else f" {m}" for m, v in mods.items())
+        return name + " " + ", ".join(out) + tail
 
     def _exp(self, value: int, size: int, k: int) -> str:
         g = lambda n: self._get("EXP", value, n)  # noqa: E731
@@ -857,6 +934,10 @@ _SOPP_U16 = {"s_nop", "s_setprio", "s_sleep", "s_trap", "s_sethalt", "s_setkill"
              "s_decperflevel", "s_denorm_mode"}
 # SOPP opcodes whose operand is written only when it is not 0
 _SOPP_SILENT_ZERO = {"s_barrier", "s_code_end", "s_icache_inv", "s_wakeup", "s_ttracedata", "s_wait_idle"}
+
+
+# image dimensions (RDNA3 ISA guide, MIMG DIM)
+_IMG_DIMS = ("1D", "2D", "3D", "CUBE", "1D_ARRAY", "2D_ARRAY", "2D_MSAA", "2D_MSAA_ARRAY")
 
 
 # gfx11 unified buffer formats (RDNA3 ISA guide, "Buffer Resource": FORMAT), 0-63
