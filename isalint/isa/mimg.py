@@ -12,8 +12,8 @@ names exactly one register per dword. The ray-tracing ``image_bvh_intersect_ray`
 direction are 16-bit and share three dwords (8 and 9). The data (``vdata``) holds one dword per
 channel of ``dmask`` (4 for ``gather4`` and ``image_msaa_load``, which return one channel of four
 texels or samples), halved and rounded up with ``d16``, plus one with ``tfe`` (the fetch status).
-With ``lwe`` alone the guide returns the status dword too, but LLVM's assembler does not count it:
-both widths are taken as written.
+With ``lwe`` alone LLVM's code generator allocates the status dword too, but its assembler does not
+count it: both widths are taken as written.
 
 Facts: RDNA3 ISA guide, "Image Memory Instructions" (address VGPR ordering, A16, G16, D16, DMASK,
 NSA); LLVM AMDGPU (``getAddrSizeMIMGOp``, the per-dim coordinate and gradient counts), whose
