@@ -82,14 +82,14 @@ def address_widths(mnemonic: str, modifiers: dict, nsa: bool) -> tuple[int, ...]
 
 
 def data_dwords(mnemonic: str, modifiers: dict) -> int | None:
-    """The dwords of ``vdata`` as the ISA guide counts them; None for the ``image_bvh*``
+    """The dwords of ``vdata`` (with ``lwe``'s status dword); None for the ``image_bvh*``
     instructions (fixed by the ISA data)."""
     widths = data_widths(mnemonic, modifiers)
     return widths[0] if widths else None
 
 
 def data_widths(mnemonic: str, modifiers: dict) -> tuple[int, ...] | None:
-    """The register counts a written ``vdata`` may have (see the module doc), the guide's first."""
+    """The register counts a written ``vdata`` may have (see the module doc), the widest first."""
     if not mnemonic.startswith("image_") or mnemonic.startswith("image_bvh"):
         return None
     if mnemonic.startswith(("image_gather4", "image_msaa_load")):
