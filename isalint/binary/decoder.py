@@ -518,7 +518,12 @@ class Decoder:
                     neg, ab = (ext >> (20 + 2 * i)) & 1, (ext >> (21 + 2 * i)) & 1
                     mods[i] = ("-" if neg else "") + ("|" if ab else "")
         out = []
-        halves = self.true16 and _stem(o.name) in _TRUE16_OPS
+        t16 = _stem(o.name) in _TRUE16_OPS
+        halves = self.true16 and t16
+        if t16 and not halves and (fields["vdst"] > 127 or fields["vsrc1"] > 127 or fields["src0"] > 383):
+            # bit 7 of the VGPR field names the high half of a VGPR below v128, which LLVM's
+            # default syntax cannot write (its disassembler calls it invalid): Decoder(true16=True)
+            raise UnknownEncoding(k, f"{o.name}: a high 16-bit half, written only in the true16 syntax")
         for row, fmt in zip(o.ops, o.fmts):
             name, bits, kind = row[0], row[2], row[3]
             if halves and name in ("vdst", "vsrc1") and kind == "vgpr":
