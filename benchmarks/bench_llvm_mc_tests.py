@@ -430,7 +430,8 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
     dis_files = {name for name, *_ in dis_rows}
     out += ["## Disassembler tests (`MC/Disassembler/AMDGPU/*.txt`)", "",
             "| files | configs | marked invalid by LLVM | decoded | decoded t16 |", "|---:|---:|---:|---:|---:|",
-            f"| {len(dis_files)} | {dis_total['configs']} | {dis_total['invalid']} | {_pct(dis_total['decoded'], dis_total['decoded_total'])} | "
+            f"| {len(dis_files)} | {dis_total['configs']} | {dis_total['invalid']} | "
+            f"{_pct(dis_total['decoded'], dis_total['decoded_total'])} | "
             f"{_pct(dis_total['decoded16'], dis_total['decoded16_total'])} |", ""]
     refused = {k: v for k, v in misses.items() if not k.startswith("<")}
     out += ["## Accepted lines isalint refuses (PARSE001)", ""]

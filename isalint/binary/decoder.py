@@ -847,7 +847,8 @@ class Decoder:
                 raise UnknownEncoding(k, f"{name} of a multisampled image")  # no mip levels either
             if name.startswith("image_gather4") and g("tfe") and g("d16"):
                 raise UnknownEncoding(k, f"{name} with tfe: LLVM writes no width for its status dword")
-        if g("d16") and (o.klass == "vmem_atomic" or bvh or "_pck" in name or name in ("image_get_lod", "image_get_resinfo")):
+        no_d16 = o.klass == "vmem_atomic" or bvh or "_pck" in name or name in ("image_get_lod", "image_get_resinfo")
+        if g("d16") and no_d16:
             raise UnknownEncoding(k, f"{name} has no 16-bit data (d16)")
         if bvh and not (g("unrm") and g("r128")) or bvh and (g("tfe") or g("lwe")):
             raise UnknownEncoding(k, f"{name} without its unorm and r128 bits, or with tfe or lwe")
