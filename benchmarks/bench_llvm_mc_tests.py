@@ -123,6 +123,34 @@ def configurations(text: str, disassemble: bool) -> list[tuple[str, str, tuple[s
     return seen
 
 
+_PREFIXES = re.compile(r"--?check-prefix(?:es)?[= ]([\w,-]+)")
+_CHECK = re.compile(r"^\s*(?:#|//|;)\s*([\w-]+?)(?:-NEXT|-SAME)?:\s*(.*?)\s*;\s*encoding:\s*\[([^\]]*)\]")
+
+
+def check_lines(text: str) -> dict[tuple[str, tuple[str, ...]], set[str]]:
+    """FileCheck prefixes of each disassembler RUN configuration, and the texts the file's CHECK lines
+    give each encoding per prefix: ({config: prefixes}, {(prefix, bytes): text})."""
+    prefixes: dict[tuple, set[str]] = {}
+    for run in run_lines(text):
+        if "-disassemble" not in run:
+            continue
+        for config in configurations("// RUN: " + run, disassemble=True):
+            prefixes.setdefault(config, set()).update(
+                p for m in _PREFIXES.findall(run) for p in m.split(",") if p)
+            if not _PREFIXES.search(run):
+                prefixes[config].add("CHECK")
+    checks = {}
+    for line in text.splitlines():
+        m = _CHECK.match(line)
+        if m and "{{" not in m.group(2):
+            try:
+                code = bytes(int(b, 16) for b in m.group(3).split(","))
+            except ValueError:
+                continue
+            checks[m.group(1), code] = " ".join(m.group(2).split())
+    return prefixes, checks
+
+
 def feature(attrs: tuple[str, ...], name: str) -> bool | None:
     """The last setting of feature ``name`` in ``attrs`` (True for +, False for -), None when unset."""
     value = None
@@ -358,7 +386,9 @@ def disassembler(files: list[Path], mc: str, misses: dict, tmp: Path):
     for path in files:
         text = path.read_text(errors="replace")
         configs = configurations(text, disassemble=True)
+        prefixes, checks = check_lines(text)
         for triple, cpu, attrs in configs:
+            active = prefixes.get((triple, cpu, attrs), set())
             cmd = [mc, f"-triple={triple}", f"-mcpu={cpu}", "-disassemble", "-show-encoding", str(path)]
             if attrs:
                 cmd.insert(3, "-mattr=" + ",".join(attrs))
@@ -377,6 +407,11 @@ def disassembler(files: list[Path], mc: str, misses: dict, tmp: Path):
                     row[key] += 1
                 else:
                     misses["<disassembler>"].append((path.name, cpu, ",".join(attrs), want, got))
+                # the file's own CHECK line for these bytes, under a prefix this configuration checks
+                checked = [checks[p, code] for p in sorted(active) if (p, code) in checks]
+                if checked:
+                    row["checks_total"] += 1
+                    row["checks"] += got in checked
             rows.append((path.name, cpu, attrs, row))
     return rows
 
@@ -429,10 +464,15 @@ def render(asm_rows, dis_rows, misses, command: str, mc_version: str, source: st
         dis_total.update(row)
     dis_files = {name for name, *_ in dis_rows}
     out += ["## Disassembler tests (`MC/Disassembler/AMDGPU/*.txt`)", "",
-            "| files | configs | marked invalid by LLVM | decoded | decoded t16 |", "|---:|---:|---:|---:|---:|",
+            "`decoded`: the decoder's text is `llvm-mc -disassemble`'s for the same bytes in the same "
+            "configuration; `CHECK lines`: it is the text of the file's own CHECK line for those bytes under a "
+            "prefix of that configuration (where one holds the whole text, without FileCheck patterns).", "",
+            "| files | configs | marked invalid by LLVM | decoded | decoded t16 | CHECK lines |",
+            "|---:|---:|---:|---:|---:|---:|",
             f"| {len(dis_files)} | {dis_total['configs']} | {dis_total['invalid']} | "
             f"{_pct(dis_total['decoded'], dis_total['decoded_total'])} | "
-            f"{_pct(dis_total['decoded16'], dis_total['decoded16_total'])} |", ""]
+            f"{_pct(dis_total['decoded16'], dis_total['decoded16_total'])} | "
+            f"{_pct(dis_total['checks'], dis_total['checks_total'])} |", ""]
     refused = {k: v for k, v in misses.items() if not k.startswith("<")}
     out += ["## Accepted lines isalint refuses (PARSE001)", ""]
     if not refused:

@@ -86,6 +86,8 @@ RUN_TEXT = """\
 
 v_mov_b32 v1, v2 // GFX11: encoding: [0x02,0x03,0x02,0x7e]
 // GFX11: v_mov_b32_e32
+# GFX11: v_mov_b32_e32 v1, v2   ; encoding: [0x02,0x03,0x02,0x7e]
+# GFX11-NEXT: v_nop ; encoding: [{{.*}}]
 .set sym, 4
 label:
 s_mov_b32 s0, sym ; a comment
@@ -102,6 +104,9 @@ def test_run_lines_give_the_gfx11_configurations():
     assert not bench.wave64(first[2]) and bench.real_true16(first[2])
     assert bench.wave64(second[2]) and not bench.real_true16(second[2])
     assert bench.instruction_lines(RUN_TEXT) == ["v_mov_b32 v1, v2", "s_mov_b32 s0, sym", "v_add_f16 v1.l, v2.h, v3.l"]
+    prefixes, checks = bench.check_lines(RUN_TEXT)
+    assert prefixes == {("amdgcn", "gfx1100", ()): {"CHECK"}}
+    assert checks == {("GFX11", bytes([2, 3, 2, 0x7E])): "v_mov_b32_e32 v1, v2"}
 
 
 def test_registers_named_by_llvm_text():
@@ -140,3 +145,23 @@ def test_llvm_only_opcodes_and_no_forms():
     assert _ins("v_illegal").defs == [] and _ins("s_singleuse_vdst 0xffff").uses == []
     ins = _ins("image_load v[12:15], v[0:1], s[16:23] dmask:0xf dim:SQ_RSRC_IMG_2D noa16 nod16 notfe")
     assert ins.defs == ["v12", "v13", "v14", "v15"]  # the bits are clear: four full dwords, no status
+
+
+DISASSEMBLER_SUBSET = ["gfx11_dasm_mimg.txt", "gfx11_dasm_vop1.txt", "gfx11_dasm_smem.txt", "gfx11_dasm_sopc.txt"]
+
+
+def test_disassembler_tests_decode_to_their_check_lines(tmp_path):
+    """LLVM's disassembler tests: the decoder reads their bytes as ``llvm-mc -disassemble`` does in
+    each RUN configuration (+real-true16 and wave64 ones too), and as the files' CHECK lines say."""
+    dis = _asm_dir().parent / "Disassembler" / "AMDGPU"
+    files = [dis / name for name in DISASSEMBLER_SUBSET if (dis / name).is_file()]
+    if not files:
+        pytest.skip(f"no disassembler tests under {dis}")
+    misses: dict[str, list] = defaultdict(list)
+    rows = bench.disassembler(files, "llvm-mc-19", misses, tmp_path)
+    total = Counter()
+    for _name, _cpu, _attrs, row in rows:
+        total.update(row)
+    assert not misses["<disassembler>"], misses["<disassembler>"][:10]
+    assert total["decoded16"] > 1000 and total["decoded"] > 1000
+    assert total["checks"] == total["checks_total"] > 2000
