@@ -2,7 +2,7 @@
 its tests assemble it.
 
     python benchmarks/bench_llvm_mc_tests.py [MC_DIR] [--table FILE.md] [--llvm-mc llvm-mc-19]
-                                             [--only GLOB] [--no-check] [--misses N]
+        [--only GLOB] [--no-check] [--no-disassembler] [--misses N] [--label TEXT]
 
 ``MC_DIR`` (or the environment variable ``ISALINT_LLVM_MC_TESTS``) is LLVM's ``test/MC`` directory
 (holding ``AMDGPU/*.s`` and ``Disassembler/AMDGPU/*.txt``) or its ``AMDGPU`` folder; the files are
@@ -18,7 +18,10 @@ line number and goes on, so the lines it accepts are the others, and its output 
 canonical text and bytes of each. The accepted lines are then
 
 * parsed and modelled by isalint in the matching mode (wave64 for ``+wavefrontsize64``): a line the
-  model cannot match is a PARSE001 (``read`` counts the others);
+  model cannot match is a PARSE001 (``read`` counts the others); the registers of the model's
+  operands are compared with those LLVM's disassembly of the line's bytes names (``registers
+  agree``: LLVM's register widths; for image atomics, which LLVM's disassembler writes by their
+  first registers, the assembler's echo of the line);
 * checked with every rule (``isalint check``'s path, :func:`isalint.lint.files.check_text`): an
   exception there is a traceback;
 * decoded from LLVM's bytes by isalint's own decoder (:mod:`isalint.binary.decoder`), whose text is
@@ -28,15 +31,17 @@ canonical text and bytes of each. The accepted lines are then
   unresolved fixup, a branch to a label, are not compared).
 
 Disassembler tests (``Disassembler/AMDGPU/*.txt``): per gfx11 RUN configuration, ``llvm-mc
--disassemble -show-encoding`` prints each instruction with its bytes (the text the file's CHECK
-lines hold); isalint's decoder decodes the same bytes and the texts are compared.
+-disassemble -show-encoding`` prints each instruction with its bytes; isalint's decoder decodes the
+same bytes and the texts are compared, and compared again with the file's own CHECK line for those
+bytes under a FileCheck prefix of the configuration, where one holds the whole text.
 
 In a ``+real-true16`` configuration LLVM writes register halves (``v1.l``): there the decoder runs in
 its ``true16`` syntax, and those rows are counted apart.
 
 The table is printed and written to ``--table`` (default ``benchmarks/results/llvm_mc_tests.md``):
 per class of test file (the name without its ``gfx11_asm_`` prefix and ``_err``/``-fake16``/...
-suffixes), then the lines isalint refuses, first ones of each class.
+suffixes), then the lines isalint refuses (first ones of each class), the register disagreements,
+the tracebacks and the decoder's differences by opcode.
 """
 from __future__ import annotations
 
