@@ -361,7 +361,7 @@ def _nearest(order: list[int], n: int) -> int:
 # pure-speed memos: the pairings of two statements, and the best matching of a graph of options
 _PAIRINGS: dict[tuple, tuple] = {}
 _MATCHINGS: dict[tuple, list] = {}
-_MEMO_MAX = 1 << 15
+_MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 distinct pairs per million instructions
 
 
 def _match(options) -> list[tuple[int, int]]:
