@@ -77,3 +77,20 @@ def test_recycling_workers_keep_the_order_and_retire_when_grown():
 def test_recycling_workers_raise_a_jobs_exception_in_the_parent():
     with pytest.raises(ValueError, match="three"):
         workers.map_ordered(_fail_on_three, [1, 2, 3, 4, 5], 2, memory_limit=1 << 30)
+
+
+def _die_on_three(x):
+    import os
+    import signal
+
+    if x == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+@forking
+def test_a_worker_that_dies_ends_the_run_with_an_error():
+    """A worker killed in the middle of a job (the out-of-memory killer) ends the run; the parent
+    does not wait for a result that never comes."""
+    with pytest.raises(workers.WorkerDied, match="killed, or out of memory"):
+        workers.map_ordered(_die_on_three, [1, 2, 3, 4, 5], 2, memory_limit=1 << 30)

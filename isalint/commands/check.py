@@ -244,7 +244,14 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if outcomes[n] is None:
                 jobs.append((n, job))
     if jobs:
-        for (n, job), (outcome, report) in zip(jobs, _check_jobs([job for _, job in jobs], keep, style)):
+        from ..lint.workers import WorkerDied
+
+        try:
+            checked_jobs = _check_jobs([job for _, job in jobs], keep, style)
+        except WorkerDied as exc:
+            _echo(f"isalint: {exc}", err=True)
+            return 2
+        for (n, job), (outcome, report) in zip(jobs, checked_jobs):
             outcomes[n] = outcome if report is None else report
             if cache is not None:
                 cache.store(job[5], outcome)

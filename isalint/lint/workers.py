@@ -118,8 +118,8 @@ def _map_forked(fn, jobs: list, order: list[int], workers: int, initializer, pro
                     end(conn)
                     if n is None:
                         continue  # told to stop
-                    raise WorkerDied(f"a worker process ended (exit code {proc.exitcode}) while checking "
-                                     f"job {n}") from None
+                    raise WorkerDied(f"a worker process ended (exit code {proc.exitcode}: killed, or out of "
+                                     f"memory) before it finished its job") from None
                 if not ok:
                     raise value
                 results[n] = value
