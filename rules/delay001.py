@@ -115,14 +115,17 @@ _KIND = {"valu": "VALU", "trans": "transcendental", "salu": "SALU"}
 
 def _sites(analysis):
     instrs = analysis.program.instrs
+    loop_of = analysis.cfg.loop_of
     by_consumer: dict[int, list] = {}
     for p in pending_dependencies(analysis):
         by_consumer.setdefault(p.consumer, []).append(p)
     for i, deps in sorted(by_consumer.items()):
         ins = instrs[i]
         # a result that comes from outside the instruction's loop is in flight only when the loop is
-        # entered, not on every iteration
-        scale = {id(p): _entries_per_execution(analysis, p.producer, i) for p in deps}
+        # entered, not on every iteration (one from the same loop: every time)
+        mine = loop_of(i)
+        scale = {id(p): 1.0 if p.producer < 0 or loop_of(p.producer) is mine
+                 else _entries_per_execution(analysis, p.producer, i) for p in deps}
         stall = max(p.stall * scale[id(p)] for p in deps)
         parts = []
         for p in deps:

@@ -296,16 +296,15 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
 
     # Legal, movable pairs among the singles, then a maximum matching of them.
     options: dict[tuple[int, int], object] = {}
-    refusals: dict[tuple[int, int], str | None] = {}  # None: not a legal pair, reason worked out on use
+    # None: not a legal pair; an instruction's index: the one in the way; the reason worked out on use
+    refusals: dict[tuple[int, int], int | None] = {}
     for n, a in enumerate(order):
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
             k = _move(first_after, last_before, a, b)
             if k is not None:
-                regs = sorted(set(edge_regs.get((k, b), ())) | set(edge_regs.get((a, k), ())))
-                refusals[(a, b)] = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
-                                    f"them with a dependency ({', '.join(regs) or 'registers'})")
+                refusals[(a, b)] = k
                 continue
             if _same_parity(cands[a], cands[b]):
                 refusals[(a, b)] = None  # every form breaks the destination parity rule
@@ -339,9 +338,14 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         j = _nearest(order, n)
         key = (min(i, j), max(i, j))
         if key in refusals:
-            why = refusals[key]
-            if why is None:
+            k = refusals[key]
+            if k is None:
                 why = pairing(*key).reason()
+            else:
+                x, y = key
+                regs = sorted(set(edge_regs.get((k, y), ())) | set(edge_regs.get((x, k), ())))
+                why = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
+                       f"them with a dependency ({', '.join(regs) or 'registers'})")
         elif key in options:
             other = next(b if a == j else a for a, b in matched if j in (a, b))
             why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
@@ -361,7 +365,7 @@ def _nearest(order: list[int], n: int) -> int:
 # pure-speed memos: the pairings of two statements, and the best matching of a graph of options
 _PAIRINGS: dict[tuple, tuple] = {}
 _MATCHINGS: dict[tuple, list] = {}
-_MEMO_MAX = 1 << 15
+_MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 distinct pairs per million instructions
 
 
 def _match(options) -> list[tuple[int, int]]:

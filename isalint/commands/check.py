@@ -27,6 +27,9 @@ WATCH_INTERVAL = 0.5  # seconds between looks at the watched files
 # check and this many bytes of them: below that, starting the pool costs more than it saves.
 POOL_MIN_FILES = 2
 POOL_MIN_BYTES = 200_000
+# A worker grows by at most this many bytes before it ends and a fresh one takes its place (it
+# frees nothing: see isalint.lint.workers).
+WORKER_MEMORY = 768 << 20
 
 
 def parse_args(args: list[str]) -> dict | None:
@@ -241,7 +244,14 @@ def _run(opts: Options, keep: list | None = None) -> int:
             if outcomes[n] is None:
                 jobs.append((n, job))
     if jobs:
-        for (n, job), (outcome, report) in zip(jobs, _check_jobs([job for _, job in jobs], keep, style)):
+        from ..lint.workers import WorkerDied
+
+        try:
+            checked_jobs = _check_jobs([job for _, job in jobs], keep, style)
+        except WorkerDied as exc:
+            _echo(f"isalint: {exc}", err=True)
+            return 2
+        for (n, job), (outcome, report) in zip(jobs, checked_jobs):
             outcomes[n] = outcome if report is None else report
             if cache is not None:
                 cache.store(job[5], outcome)
@@ -410,7 +420,7 @@ def _check_jobs(jobs: list, keep: list | None, style: str | None = None) -> list
 
             return map_ordered(partial(_check_job, style=style), jobs, min(cpus, len(jobs)),
                                initializer=_worker_start, largest_first=_job_size,
-                               progress=done if len(jobs) > 1 else None)
+                               progress=done if len(jobs) > 1 else None, memory_limit=WORKER_MEMORY)
     import gc
 
     # One file's model is a few hundred thousand small objects with no garbage cycles worth
@@ -473,16 +483,20 @@ def _worker_start() -> None:
 
 
 def _check_job(job, style: str | None = None):
-    """A worker's (outcome, report) of one job (see :func:`_check_jobs`); the file's model is
-    collected before the next, and what
-    survives it (tables and caches the rules fill) is frozen, so that the next collection scans only
-    the next model: rescanning all the worker holds after every kernel took as long as the check."""
+    """A worker's (outcome, report) of one job (see :func:`_check_jobs`). In a worker that ends
+    instead of freeing memory (:func:`isalint.lint.workers.recycled`) the file's model is left as it
+    is; else it is collected before the next, and what survives it (tables and caches the rules
+    fill) is frozen, so that the next collection scans only the next model: rescanning all the
+    worker holds after every kernel took as long as the check."""
     import gc
+
+    from ..lint.workers import recycled
 
     outcome, _ = _analyze(job)
     _ = None
-    gc.collect()
-    gc.freeze()
+    if not recycled():
+        gc.collect()
+        gc.freeze()
     return outcome, _report_outcome(outcome, style) if style is not None and outcome[0] == "ok" else None
 
 

@@ -305,20 +305,40 @@ class _Declared:
         return out or default
 
 
+_FACTS: dict[int, tuple] = {}  # id(an instruction's slots) -> (those slots, its facts), default timing
+_FACTS_MAX = 1 << 16
+
+
 def _facts(instrs, timing) -> tuple[list[tuple], list]:
-    """What the walk needs of each instruction, worked out once per distinct instruction text: (kind,
+    """What the walk needs of each instruction, worked out once per distinct decoding: (kind,
     explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
     opaque, writes ready as they issue); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
-    by_text: dict[str, tuple] = {}
     decoded: dict[str, list] = {}
     out, hints = [], []
+    if timing is _default:
+        # with the default timing, kept from one file to the next: an instruction's facts depend on
+        # its decoding alone, and every instruction of one decoding shares its ``slots`` list (see
+        # isalint.model.program._make_instr), which the entry keeps alive
+        known = _FACTS
+        if len(known) >= _FACTS_MAX:
+            known.clear()
+        for ins in instrs:
+            slots = ins.slots
+            k = known.get(id(slots))
+            if k is None or k[0] is not slots:
+                k = known[id(slots)] = (slots, _work_out(ins, timing))
+            out.append(k[1])
+    else:
+        by_text: dict[str, tuple] = {}
+        for ins in instrs:
+            key = ins.line.text
+            f = by_text.get(key)
+            if f is None:
+                f = by_text[key] = _work_out(ins, timing)
+            out.append(f)
     for ins in instrs:
-        key = ins.line.text
-        f = by_text.get(key)
-        if f is None:
-            f = by_text[key] = _work_out(ins, timing)
-        out.append(f)
         if ins.opcode == "s_delay_alu":
+            key = ins.line.text
             d = decoded.get(key)
             if d is None:
                 d = decoded[key] = decode(ins)

@@ -137,10 +137,19 @@ def _reg_num(r: str) -> tuple[str, int] | None:
 _LANE_MASKS = frozenset({"exec", "vcc", "exec_lo", "vcc_lo", "exec_hi", "vcc_hi"})
 
 
+# id(an instruction's slots) -> (those slots, *_names()): what it names depends on its decoding
+# alone (statements, uses, defs), whose instructions share one ``slots`` list (see
+# isalint.model.program._make_instr); kept from one file to the next, the entry keeps the list alive
+_NAMES: dict[int, tuple] = {}
+_NAMES_MAX = 1 << 16
+
+
 def kernel_resources(program, kernel) -> KernelResources:
     res = KernelResources(kernel)
     known = _REG_NUM
-    names: dict[str, tuple] = {}
+    names = _NAMES
+    if len(names) >= _NAMES_MAX:
+        names.clear()
     for ins in program.instrs[kernel.first:kernel.last]:
         if ins.opaque:
             res.unknown.append(f"line {ins.lineno} cannot be decoded")
@@ -149,11 +158,12 @@ def kernel_resources(program, kernel) -> KernelResources:
         if ins.opcode in _CALLS:
             res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
         # the highest VGPR and SGPR the instruction names: its model registers and every operand as
-        # written; the same text names the same registers, and unrolled code repeats its lines
-        seen = names.get(ins.line.text)
-        if seen is None:
-            seen = names[ins.line.text] = _names(ins, known)
-        top_v, top_s, vcc, masks = seen
+        # written; the same decoding names the same registers, and unrolled code repeats its lines
+        slots = ins.slots
+        seen = names.get(id(slots))
+        if seen is None or seen[0] is not slots:
+            seen = names[id(slots)] = (slots, *_names(ins, known))
+        _, top_v, top_s, vcc, masks = seen
         for text, file in masks:
             res.lane_masks.append((ins, text, file))
         if vcc:
