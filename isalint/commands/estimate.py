@@ -61,7 +61,8 @@ def _abi_problem(kernel) -> str | None:
     if len(args) > 10:
         listed += f" and {len(args) - 10} more"
     return (f"kernel {kernel.name} takes {listed}, not the GEMM ABI (float *a, float *b, float *c, int N, float "
-            "alpha, float beta) the estimate launches: N would be read from another argument")
+            "alpha, float beta) the estimate launches: N would be read from another argument; bind its arguments by "
+            "name instead (--arg NAME=VALUE, buffers as matrix(ROWS,COLS), --expect FORMULA)")
 
 
 def peak_problem(est) -> str | None:
@@ -243,6 +244,8 @@ def render(est) -> str:
     r = est.residency
     unit = "WGP" if r.wgp_mode else "CU"
     what = f"{'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}"
+    if est.abi == "arguments":
+        what = "arguments as bound"
     if est.work is not None:
         what = est.work.text + "".join(f", {k}={v}" for k, v in est.work.dims.items() if isinstance(v, int))
     lines = [
