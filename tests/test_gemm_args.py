@@ -287,3 +287,9 @@ def test_tensile_odd_sizes_tile_up(families):
 def test_tensile_refusals_are_one_line(families, extra, words):
     err = one_line_error(invoke("estimate", TENSILE, "--kernel", families["Cijk_Ailk_Bljk_HHS_BH_MT"], *extra))
     assert all(w in err for w in words), err
+
+
+def test_gemm_abi_output_has_its_efficiency_too():
+    d = estimate_json(REPO / "fixtures" / "kernels" / "gemm_register_tiled.s", "--gemm", "1024")
+    assert d["problem"] is None and d["dtype"] == "fp32"
+    assert 0 < d["efficiency"] < 1 and d["efficiency"] == pytest.approx(d["tflops"] / d["peak_tflops"], rel=2e-3)
