@@ -293,3 +293,16 @@ def test_gemm_abi_output_has_its_efficiency_too():
     d = estimate_json(REPO / "fixtures" / "kernels" / "gemm_register_tiled.s", "--gemm", "1024")
     assert d["problem"] is None and d["dtype"] == "fp32"
     assert 0 < d["efficiency"] < 1 and d["efficiency"] == pytest.approx(d["tflops"] / d["peak_tflops"], rel=2e-3)
+
+
+def test_tensile_listing_is_cached_by_exact_name(families, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ISALINT_CACHE_DIR", str(cache))
+    name = families["Cijk_Alik_Bjlk_HB_MT"]
+    first = estimate_json(TENSILE, "--kernel", name, "--tensile", "512,512,512")
+    entries = [p for p in cache.rglob("*") if p.is_file() and p.parent != cache]
+    assert len(entries) == 1
+    assert estimate_json(TENSILE, "--kernel", name, "--tensile", "512,512,512") == first  # from the cache
+    assert estimate_json(TENSILE, "--kernel", name, "--tensile", "512,512,512", "--no-cache") == first
+    estimate_json(TENSILE, "--kernel", "?" + name[1:], "--tensile", "512,512,512")  # a glob: not kept
+    assert len([p for p in cache.rglob("*") if p.is_file() and p.parent != cache]) == 1

@@ -94,7 +94,7 @@ def check_peak(est) -> None:
 
 
 def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None,
-                 gpu: str = "7900xtx"):
+                 gpu: str = "7900xtx", use_cache: bool = False):
     """Load ``path`` and estimate it; exits 2 with a one-line message on bad input (and on a prediction
     above the peak, see :func:`check_peak`)."""
     from ..estimate import EstimateError, estimate
@@ -105,7 +105,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     from ..parse.reading import is_binary
 
     if is_binary(path):  # a code object: --kernel selects the kernel (a glob), whose listing is estimated
-        analysis = load_analysis(path, kernel=kernel_name)
+        analysis = load_analysis(path, kernel=kernel_name, cache=use_cache)
         kernel_name = None
     else:
         analysis = load_analysis(path)
@@ -150,7 +150,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
 
 
 def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None, grid, block, params=None,
-                       kernel_name: str | None = None, gpu: str = "7900xtx"):
+                       kernel_name: str | None = None, gpu: str = "7900xtx", use_cache: bool = False):
     """Estimate a launch whose arguments are bound by name (``--arg``, kernels.json ``"args"``, ``--tensile``);
     exits 2 with one line when it cannot be estimated, saying why."""
     from ..estimate import EstimateError, estimate
@@ -164,7 +164,7 @@ def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None
     from .bound_launch import bound_launch
 
     if is_binary(path):
-        analysis = load_analysis(path, kernel=kernel_name)
+        analysis = load_analysis(path, kernel=kernel_name, cache=use_cache)
         kernel_name = None
     else:
         analysis = load_analysis(path)
@@ -312,7 +312,11 @@ def render(est) -> str:
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Override one timing parameter (see --parameters).")
 @click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")
-def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect, tensile, param_items, show_params):
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Of a code object: neither read nor write the kernel's listing in the result cache "
+                   "(.isalint_cache, or $ISALINT_CACHE_DIR), which keeps a kernel named exactly by --kernel.")
+def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect, tensile, param_items, show_params,
+            no_cache):
     """Predict a GEMM kernel's run time on an RDNA3 GPU (default: Radeon 7900 XTX) and show where the cycles go."""
     from ..validate.runner import UsageError, parse_dims
 
@@ -328,7 +332,7 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect,
         fail("give the kernel file: isalint estimate FILE --gemm N")
     if gemm_n is None and (arg_items or tensile or expect or _entry_has_args(path)):
         est = run_bound_estimate(path, arg_items, tensile, expect, grid, block, parse_params(param_items),
-                                 kernel_name, gpu)
+                                 kernel_name, gpu, use_cache=not no_cache)
         click.echo(json.dumps(est.to_json(), indent=2) if fmt == "json" else render(est))
         return
     if gemm_n is not None and (arg_items or tensile or expect):
@@ -343,7 +347,8 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect,
         grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
     except UsageError as exc:
         fail(str(exc))
-    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name, gpu)
+    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name, gpu,
+                       use_cache=not no_cache)
     if fmt == "json":
         click.echo(json.dumps(est.to_json(), indent=2))
     else:
