@@ -158,7 +158,7 @@ def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None
     from ..hw.gpus import UnknownGpu
     from ..hw.timing import for_gpu
     from ..model.bindings import BindingError
-    from ..model.launch import Launch
+    from ..model.launch import AbiError, Launch
     from ..parse.reading import is_binary
     from ..validate.expect import ExpectError
     from .bound_launch import bound_launch
@@ -196,6 +196,8 @@ def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None
     except EstimateError as exc:
         where = f"{path}:{exc.line}" if exc.line and not is_binary(path) else path
         fail(f"{where}: kernel {kernel.name}: cannot be estimated: {exc}")
+    except AbiError as exc:  # a bound value that does not fit its argument
+        fail(f"{path}: kernel {kernel.name}: {exc}")
     except (ArithmeticError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         fail(f"{path}: kernel {kernel.name}: cannot be estimated: the model failed on it "
              f"({type(exc).__name__}: {exc})")
