@@ -306,3 +306,34 @@ def test_tensile_listing_is_cached_by_exact_name(families, tmp_path, monkeypatch
     assert estimate_json(TENSILE, "--kernel", name, "--tensile", "512,512,512", "--no-cache") == first
     estimate_json(TENSILE, "--kernel", "?" + name[1:], "--tensile", "512,512,512")  # a glob: not kept
     assert len([p for p in cache.rglob("*") if p.is_file() and p.parent != cache]) == 1
+
+
+@pytest.mark.parametrize("a, b", [("ilk", "ljk"), ("lik", "ljk"), ("ilk", "jlk"), ("lik", "jlk")])
+def test_tensile_strides_follow_the_transposes(a, b):
+    from isalint.estimate import tensile
+
+    name = (f"Cijk_A{a}_B{b}_HHS_BH_MT128x64x16_MI16x16x16x1_SN_GSU1_SU32_SUM0_SUS256_WG32_4_1_WGM8")
+    m, n, k, batch = 1000, 300, 96, 3
+    tl = tensile.launch(name, (m, n, k, batch))
+    v = tl.values
+    assert v["strideA0"] == (k if a == "lik" else m) and v["strideA1"] == m * k
+    assert v["strideB0"] == (n if b == "jlk" else k) and v["strideB1"] == k * n
+    assert v["strideC0"] == v["strideD0"] == m and v["strideC1"] == m * n
+    assert (v["SizesFree0"], v["SizesFree1"], v["SizesFree2"], v["SizesSum0"]) == (m, n, batch, k)
+    assert (v["NumWorkGroups0"], v["NumWorkGroups1"]) == (8, 5) and tl.grid == (8, 5, 3) and tl.block == (128, 1, 1)
+    # 5 tile columns in blocks of WGM 8: no full block, a remainder of 5, divided by multiplication
+    assert (v["NumFullBlocks"], v["WgmRemainder1"]) == (0, 5)
+    assert all((x * v["MagicNumberWgmRemainder1"]) >> 31 == x // 5 for x in range(0, 4096))
+    # K = 96 is 6 unroll iterations: stagger-U 32 shrinks until 6 >= SU * 2^shift (shift 3 for 256 / (16*2))
+    assert v["OrigStaggerUIter"] == 0
+    assert tensile.launch(name, (m, n, 16 * 64, 1)).values["OrigStaggerUIter"] == 8 - 1
+    assert tl.work.flop == 2.0 * m * n * k * batch
+
+
+def test_tensile_refuses_other_names():
+    from isalint.estimate import tensile
+
+    with pytest.raises(tensile.TensileError):
+        tensile.parse_name("sgemm")
+    with pytest.raises(tensile.TensileError):
+        tensile.parse_name("Cijk_Ailk_Bljk_ZZS_BH_MT128x64x16_WG32_4_1")
