@@ -337,3 +337,16 @@ def test_tensile_refuses_other_names():
         tensile.parse_name("sgemm")
     with pytest.raises(tensile.TensileError):
         tensile.parse_name("Cijk_Ailk_Bljk_ZZS_BH_MT128x64x16_WG32_4_1")
+
+
+def test_uniform_compare_of_scalars():
+    import struct
+
+    from isalint.estimate.scalar import _compare
+
+    f = lambda x: struct.unpack("<I", struct.pack("<f", x))[0]  # noqa: E731
+    assert _compare("eq", "f32", f(0.0), 0) and _compare("eq", "f32", f(-0.0), 0)
+    assert not _compare("eq", "f32", f(1.0), 0) and _compare("neq", "f32", f(float("nan")), f(float("nan")))
+    assert _compare("lt", "i32", 0xFFFFFFFF, 0) and not _compare("lt", "u32", 0xFFFFFFFF, 0)
+    assert _compare("ge", "u64", 1 << 40, 1 << 33)
+    assert _compare("lg", "i32", 1, 2) is None  # not a VOPC integer compare
