@@ -350,3 +350,14 @@ def test_uniform_compare_of_scalars():
     assert _compare("lt", "i32", 0xFFFFFFFF, 0) and not _compare("lt", "u32", 0xFFFFFFFF, 0)
     assert _compare("ge", "u64", 1 << 40, 1 << 33)
     assert _compare("lg", "i32", 1, 2) is None  # not a VOPC integer compare
+
+
+def test_block_shape_is_never_guessed_for_a_2d_kernel(tmp_path):
+    src = tmp_path / "sgemm.s"  # launch bounds 256 in its metadata, work-item ids x and y
+    shutil.copy(SGEMM, src)
+    args = ["--arg", "M=64", "--arg", "N=64", "--arg", "K=64", "--arg", "alpha=1.0", "--arg", "beta=0.0",
+            "--grid", "max(1,N/16),ceil(M/16)"]
+    err = one_line_error(invoke("estimate", src, *args))
+    assert "give --block" in err and "2 dimensions" in err
+    d = estimate_json(src, *args, "--block", "16x16")
+    assert d["grid"] == [4, 4, 1] and d["block"] == [16, 16, 1]

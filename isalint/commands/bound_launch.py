@@ -50,7 +50,15 @@ def merge_items(base: list, override: list, args) -> list:
 
 
 def _dims(text, env, what: str) -> tuple[int, int, int]:
-    parts = [p for p in str(text).replace("x", ",").split(",") if p.strip()] if isinstance(text, str) else list(text)
+    import re
+
+    from ..model.bindings import _split_commas
+
+    if isinstance(text, str):
+        plain = text.replace("x", ",") if re.fullmatch(r"[\d\sx,]+", text) else text  # 16x16, or expressions
+        parts = [p for p in _split_commas(plain) if p.strip()]
+    else:
+        parts = list(text)
     if not 1 <= len(parts) <= 3:
         raise BindingError(f"{what} {text!r}: expected 1 to 3 sizes X[,Y[,Z]]")
     vals = [eval_int(str(p), env, what) for p in parts]
@@ -108,8 +116,12 @@ def bound_launch(path: str, kernel, items, grid_text=None, block_text=None, expe
         bound = (kernel.metadata or {}).get(".max_flat_workgroup_size")
         from ..validate.gemm import COMPILER_FLAT_LIMIT
 
-        if isinstance(bound, int) and bound != COMPILER_FLAT_LIMIT:
+        dims = (kernel.descriptor or {}).get(".amdhsa_system_vgpr_workitem_id", 0) + 1
+        if isinstance(bound, int) and bound != COMPILER_FLAT_LIMIT and dims == 1:
             block, source = (bound, 1, 1), ["block from .max_flat_workgroup_size (the kernel's launch bounds)"]
+        elif dims > 1:
+            raise BindingError(f"give --block X,Y[,Z]: the kernel reads work-item ids in {dims} dimensions, and "
+                               "neither its metadata nor a kernels.json entry says the block's shape")
         else:
             raise BindingError("give --block X[,Y[,Z]]: neither the kernel's metadata nor a kernels.json entry says "
                                "how many work-items a workgroup has")
