@@ -350,6 +350,8 @@ def test_uniform_compare_of_scalars():
     assert _compare("lt", "i32", 0xFFFFFFFF, 0) and not _compare("lt", "u32", 0xFFFFFFFF, 0)
     assert _compare("ge", "u64", 1 << 40, 1 << 33)
     assert _compare("lg", "i32", 1, 2) is None  # not a VOPC integer compare
+    assert _compare("eq", "f16", 0x3C00, 0x3C00) and _compare("gt", "f16", 0x3C00, 0x8000)  # 1.0 > -0.0
+    assert _compare("lt", "i16", 0xFFFF, 0) and _compare("gt", "u16", 0x1FFFF, 0xFFFE)
 
 
 def test_block_shape_is_never_guessed_for_a_2d_kernel(tmp_path):

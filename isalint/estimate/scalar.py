@@ -164,6 +164,8 @@ class _Exec:
                                                      for m in stmt.modifiers):
             return False
         width = 64 if ty.endswith("64") else 32
+        if ty.endswith("16") and any(o.kind == "float" or (o.kind == "int" and o.value != 0) for o in ops[1:]):
+            return False  # a 16-bit operation's literal is encoded its own way: only 0 is read here
         a, b = self.read(st, ops[1], width), self.read(st, ops[2], width)
         if a is None or b is None:
             return False
@@ -254,7 +256,7 @@ class _Exec:
         return True
 
 
-_CMP_TYPES = frozenset({"f32", "i32", "u32", "f64", "i64", "u64"})
+_CMP_TYPES = frozenset({"f16", "f32", "i16", "u16", "i32", "u32", "f64", "i64", "u64"})
 
 
 def _compare(op: str, ty: str, a: int, b: int) -> bool | None:
@@ -262,15 +264,18 @@ def _compare(op: str, ty: str, a: int, b: int) -> bool | None:
     import math
     import struct
 
-    if ty == "f32":
+    if ty == "f16":
+        x, y = (struct.unpack("<e", struct.pack("<H", v & 0xFFFF))[0] for v in (a, b))
+    elif ty == "f32":
         x, y = (struct.unpack("<f", struct.pack("<I", v & M32))[0] for v in (a, b))
     elif ty == "f64":
         x, y = (struct.unpack("<d", struct.pack("<Q", v & M64))[0] for v in (a, b))
     elif ty[0] == "i":
-        bits = 64 if ty.endswith("64") else 32
+        bits = int(ty[1:])
         x, y = (v - (1 << bits) if v >> (bits - 1) & 1 else v for v in (a & ((1 << bits) - 1), b & ((1 << bits) - 1)))
     else:
-        x, y = a, b
+        mask = (1 << int(ty[1:])) - 1
+        x, y = a & mask, b & mask
     unordered = ty[0] == "f" and (math.isnan(x) or math.isnan(y))
     table = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y,
              "lg": x != y and not unordered, "f": False, "t": True, "o": not unordered, "u": unordered,
