@@ -363,3 +363,19 @@ def test_block_shape_is_never_guessed_for_a_2d_kernel(tmp_path):
     assert "give --block" in err and "2 dimensions" in err
     d = estimate_json(src, *args, "--block", "16x16")
     assert d["grid"] == [4, 4, 1] and d["block"] == [16, 16, 1]
+
+
+def test_tensile_kernel_by_arg_alone_is_the_tensile_launch(families):
+    name = families["Cijk_Ailk_Bljk_HHS_BH_MT"]
+    err = one_line_error(invoke("estimate", TENSILE, "--kernel", name, "--arg", "SizesFree0=1024", "--grid", "8,8"))
+    assert "reads argument sizeA" in err  # the first argument its loads read (sizeC it never reads)
+    by_hand = {"SizesFree0": 1024, "SizesFree1": 1024, "SizesFree2": 1, "SizesSum0": 1024, "alpha": "1.0",
+               "beta": "0.0", "sizeA": "1024*1024", "sizeB": "1024*1024", "OffsetA": 0,
+               "OffsetB": 0, "OffsetC": 0, "OffsetD": 0, "strideA0": 1024, "strideA1": "1024**2", "strideB0": 1024,
+               "strideB1": "1024**2", "strideC0": 1024, "strideC1": "1024**2", "strideD0": 1024,
+               "strideD1": "1024**2", "OrigStaggerUIter": 0, "NumWorkGroups0": 8, "NumWorkGroups1": 8,
+               "NumFullBlocks": 2, "WgmRemainder1": 4, "MagicNumberWgmRemainder1": "2**31//4+1", "padding": 0}
+    args = [x for k, v in by_hand.items() for x in ("--arg", f"{k}={v}")]
+    d = estimate_json(TENSILE, "--kernel", name, "--grid", "8,8", *args)
+    assert d["tflops"] is None and d["launch"]["source"].startswith("block from .max_flat_workgroup_size")
+    assert d["predicted_ms"] == estimate_json(TENSILE, "--kernel", name, "--tensile", "1024,1024,1024")["predicted_ms"]

@@ -13,7 +13,7 @@ position among the visible arguments (``0``, ``1``, ...) or ``argK``. VALUE is o
   (``--expect``, see :mod:`isalint.validate.expect`).
 
 Expressions are read by a small grammar (Python's syntax, no ``eval``): integers, floats, bound names,
-``+ - * / // %``, parentheses, ``ceil()``, ``min()``, ``max()``. ``/`` divides exactly; where an
+``+ - * / // % **``, parentheses, ``ceil()``, ``min()``, ``max()``. ``/`` divides exactly; where an
 integer is needed (a size, an integer argument) the value is rounded down.
 """
 from __future__ import annotations
@@ -90,7 +90,13 @@ class Bindings:
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: _div(a, b), ast.FloorDiv: lambda a, b: _floordiv(a, b),
-           ast.Mod: lambda a, b: _mod(a, b)}
+           ast.Mod: lambda a, b: _mod(a, b), ast.Pow: lambda a, b: _pow(a, b)}
+
+
+def _pow(a, b):
+    if not isinstance(b, int) or not 0 <= b <= 64 or abs(a) > 1 << 64:
+        raise BindingError("** takes a whole exponent from 0 to 64")
+    return a ** b
 
 
 def _div(a, b):
