@@ -1,5 +1,9 @@
 """``isalint estimate FILE --gemm N``: predicted time and TFLOP/s of one GEMM launch, and where its cycles go.
 
+Any other signature is launched by its arguments bound by name (``--arg NAME=VALUE``, ``--expect``,
+a kernels.json entry's ``"args"``; :mod:`isalint.commands.bound_launch`), a Tensile kernel of a code
+object by ``--tensile M,N,K[,B]`` (:mod:`isalint.estimate.tensile`).
+
 Exit 0 with the estimate, 2 on bad input (one line, ``file:line`` when a line is at fault).
 """
 from __future__ import annotations
