@@ -1,6 +1,6 @@
 """``isalint estimate`` against the measured times of the worklog's eight kernels (N = 4096).
 
-    python benchmarks/bench_estimate.py [--corpus ../shared/corpus] [--format text|markdown]
+    python benchmarks/bench_estimate.py [--corpus ../shared/corpus] [--format text|markdown] [--param NAME=VALUE]
 
 Kernels 1-4 are the fixtures built from the worklog's sources (fixtures/kernels/kernel[1-4]_*.s),
 kernel 5 the worklog's own kernel5.s (from the corpus, when present) and the kernel-5-style fixture
@@ -81,15 +81,29 @@ def worklog_cases(directory: Path, like: str) -> tuple[list[Case], list[str]]:
     return cases, missing
 
 
-def estimate_case(case: Case, n: int = 4096):
+def estimate_case(case: Case, n: int = 4096, timing=None):
     from isalint.analysis import Analysis
     from isalint.estimate import estimate
+    from isalint.hw.timing import GFX1100
     from isalint.parse.source import parse_text
     from isalint.validate.gemm import geometry
 
     geo = geometry(case.path, n)
     program = Analysis.from_source(parse_text(case.text, case.path)).program
-    return estimate(program, n, geo.grid, geo.block, abi=geo.abi)
+    return estimate(program, n, geo.grid, geo.block, timing or GFX1100, abi=geo.abi)
+
+
+def _timing(params: list[str]):
+    from isalint.hw.timing import GFX1100
+
+    changes = {}
+    for item in params:
+        name, _, value = item.partition("=")
+        default = getattr(GFX1100, name, None)
+        if default is None or not value:
+            sys.exit(f"bench_estimate: --param {item}: not NAME=VALUE with a parameter of isalint.hw.timing")
+        changes[name] = type(default)(float(value)) if isinstance(default, int) else type(default)(value)
+    return GFX1100.with_(**changes)
 
 
 def main() -> int:
@@ -100,7 +114,10 @@ def main() -> int:
     ap.add_argument("--format", choices=("text", "markdown"), default="text")
     ap.add_argument("--worklog-sources", type=Path, metavar="DIR",
                     help="also estimate the worklog's own kernel 6-8 files found in DIR")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a timing parameter other than the default (isalint estimate --parameters lists them)")
     args = ap.parse_args()
+    timing = _timing(args.param)
     cases, missing = series(args.corpus)
     theirs: list[Case] = []
     if args.worklog_sources is not None:
@@ -110,7 +127,7 @@ def main() -> int:
     rows = []
     for c in cases:
         t0 = time.perf_counter()
-        est = estimate_case(c, REFERENCE_N)
+        est = estimate_case(c, REFERENCE_N, timing)
         rows.append((c, est, time.perf_counter() - t0))
     md = args.format == "markdown"
     if md:

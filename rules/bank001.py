@@ -13,7 +13,9 @@ same cycle, so they issue late, as modelled by `isalint.hw.vgpr_banks`:
   single (non-VOPD) instruction as well as for a pair;
 - accumulator reads (SRC2: the destination of `v_fmac`, `v_dot2acc`, the addend
   of `v_fmamk`) bypass the operand caches and, like result writes, have their
-  own path: they are counted, never stall.
+  own path: they are counted, never stall;
+- a WMMA reads its 8-VGPR operands over its own passes, but one two of whose
+  A, B and C operands start in the same bank issues 2 cycles late.
 
 Loops are modelled in their steady state (the caches warmed by the previous
 iteration, the registers reloaded by memory instructions invalidated); other
@@ -22,15 +24,35 @@ registers and the ports, and the stall cycles. `isalint report` prints the
 whole R / Cache / W table of a loop.
 
 ## Severity
-A cost: the stall cycles of one execution times how often the code runs (the
-product of the trip counts of the loops around it: inferred when a counter
-states it, as `s_addk_i32 s14, 0x200` up to `0x1000` does, else 16 assumed).
-One loop's stalled instructions are one finding with their total, the
-instructions listed as its sites (`sites` in JSON). A **warning** when the
-total is at least 1% of the kernel's modelled VALU issue cycles per wave (every
-VALU instruction weighted by its executions); **info** below that, and always
-info for code outside loops (a prologue runs once per wave). The finding's
-`cost` (JSON) and its `cost:` note give the numbers.
+A cost, and how sure it is. Each stalled instruction costs its stall cycles
+once per execution of its code; one loop's stalled instructions are one finding
+with their total, the instructions listed as its sites (`sites` in JSON), and
+the message says the cycles per iteration and their share of the iteration
+(the stall against the cycles the iteration takes to issue, a WMMA counted for
+the 32 cycles it holds the matrix path, as DELAY001 counts them). Not every
+kind of conflict is equally sure:
+- a VOPD pair that asks one bank for two values: the bank structure is the
+  ISA guide's and the stall was measured (RGP, below): **measured**;
+- a WMMA two of whose A, B and C operands start in one bank (8 VGPRs from
+  `vN` begin in bank `N mod 4`): +2 cycles, measured (a chain of dependent
+  `v_wmma_f32_16x16x16_f16` issues every 34 cycles instead of 32 on gfx1151,
+  LLVM issue 204254): **measured**;
+- a single (non-VOPD) instruction whose SRC0 and SRC1 are two registers of one
+  bank: the guide gives the bank rule for VOPD pairs only, and no measurement
+  shows the stall: **assumed**, reported, never a warning by itself.
+A **warning** when the measured stalls alone are a material cost in a hot loop:
+at least 5% of an iteration and 1% of the kernel's modelled VALU issue cycles
+per wave (every VALU instruction weighted by its executions), in a loop DELAY001
+calls hot (the kernel's hottest loop by issue cycles, a loop around it, or one
+whose trip count is in the code and that issues at least half as much; a
+remainder loop beside the main loop is not). Everything else is **info**: code
+outside loops (it runs once per wave), a loop not shown to be hot, a small
+stall, or one that rests on the assumption. The finding's notes and its JSON
+`cost` say the numbers (`cycles_per_execution`, `measured_cycles_per_execution`,
+`loop_issue_cycles`, `loop_share`, `hot`) and how sure it is (`confidence`: high
+when every stalled cycle is measured and the hot loop's trip count is in the
+code, medium when part is assumed or the trip count is assumed, low when all of
+it is assumed).
 
 ## Why it matters
 A compiled GEMM loop that keeps its A column and B row in consecutive registers
@@ -59,6 +81,10 @@ Documented (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"): 4 VGPR banks
 SRC0, SRC1 and SRC2; a VOPD pair needs SRC0X/SRC0Y and VSRC1X/VSRC1Y in
 different banks.
 
+Measured (LLVM issue 204254, on gfx1151): a WMMA whose A, B or C operands
+start in a common bank issues 2 cycles late (34 instead of 32 between dependent
+WMMAs). Tensile lays its WMMA operands out in distinct banks.
+
 Calibrated assumptions (no public source; chosen because they reproduce what
 RGP showed on the 7900 XTX: 2-3 cycles for most dual FMAs of the compiler's
 loop above, 1 cycle for every dual FMA of the rewritten one):
@@ -66,7 +92,8 @@ loop above, 1 cycle for every dual FMA of the rewritten one):
   cache or the register file (one cache entry per bank);
 - the same holds within one single instruction: a non-VOPD instruction whose
   SRC0 and SRC1 are two registers of one bank stalls a cycle too (the guide
-  states the bank rule for pairs only);
+  states the bank rule for pairs only, and RGP measured pairs only: this one
+  is why such sites are never a warning by themselves);
 - SRC2 reads and result writes have their own paths (the rewritten loop reads
   two accumulators and writes two results every cycle without stalling).
 The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
@@ -75,7 +102,7 @@ from __future__ import annotations
 
 from isalint.hw.vgpr_banks import _op_from_instr, simulate
 
-from .cost import SiteCost, aggregate, fma_loop_fixable
+from .cost import WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, region_of
 
 CODE = "BANK001"
 NAME = "vgpr-bank-conflict"
@@ -129,7 +156,20 @@ def _operand_span(ins, access) -> tuple[int, int]:
     return ins.stmts[0].col, max(ins.stmts[-1].end_col, ins.stmts[0].col + 1)
 
 
+# How sure each kind of site is (the facts behind it are in the module doc):
+# "vopd": a dual-issue pair that asks one bank for two values; the bank structure is the ISA guide's
+#   and the stall was measured (RGP on a 7900 XTX: 2-3 cycles per dual FMA of such pairs);
+# "wmma": a WMMA whose A, B or C operands start in one bank; measured (+2 cycles on a dependent WMMA
+#   chain, 34 instead of 32, on gfx1151), not documented;
+# "single": a single (non-VOPD) instruction whose SRC0 and SRC1 are two registers of one bank; the
+#   guide states the bank rule for VOPD pairs only and no measurement shows this stall: assumed.
+MEASURED = ("vopd", "wmma")
+WMMA_BANK_CYCLES = 2
+LOOP_SHARE_WARN = 0.05  # of an iteration's cycles (as DELAY001): a smaller stall is not a material one
+
+
 def _sites(analysis):
+    """(SiteCost, kind) for every stalled instruction: kind "vopd", "single" or "wmma"."""
     program = analysis.program
     for _loop, sim, steady in simulations(analysis):
         for step in sim.steps:
@@ -142,22 +182,123 @@ def _sites(analysis):
                                  for a in accs)
                 parts.append(f"bank {b} must deliver {regs}")
             where = "steady state" if steady else "cold caches"
-            msg = f"{'; '.join(parts)}: +{step.stall} cycle{'s' if step.stall > 1 else ''} ({where})"
+            kind = "vopd" if ins.klass == "vopd" else "single"
+            assumed = "" if kind == "vopd" else ", assumed: a single instruction"
+            msg = f"{'; '.join(parts)}: +{step.stall} cycle{'s' if step.stall > 1 else ''} ({where}{assumed})"
             col, end = _operand_span(ins, step.conflicts[0][1][-1])
-            yield SiteCost(step.op.index, col, end, msg, step.stall)
+            yield SiteCost(step.op.index, col, end, msg, step.stall), kind
+    yield from _wmma_sites(analysis)
 
 
-def _headline(analysis):
+def _wmma_sites(analysis):
+    """WMMAs two of whose A, B and C operands start in the same bank."""
+    for i, ins in enumerate(analysis.program.instrs):
+        if not ins.opcode.startswith("v_wmma_") or not ins.stmts:
+            continue
+        ops = ins.stmts[0].operands[1:4]
+        named = [(role, op) for role, op in zip("ABC", ops) if op.kind == "vgpr" and type(op.value) is not tuple]
+        by_bank: dict[int, list] = {}
+        for role, op in named:
+            by_bank.setdefault(op.first % 4, []).append((role, op))
+        shared = [(b, group) for b, group in sorted(by_bank.items()) if len(group) > 1]
+        if not shared:
+            continue
+        parts = []
+        for b, group in shared:
+            names = " and ".join(f"{role} {op.text}" for role, op in group)
+            parts.append(f"{names} start in bank {b}")
+        last = shared[0][1][-1][1]
+        msg = (f"{'; '.join(parts)}: +{WMMA_BANK_CYCLES} cycles (a WMMA whose operands share a bank issues "
+               f"{32 + WMMA_BANK_CYCLES} cycles after the previous one instead of 32)")
+        yield SiteCost(i, last.col, last.col + len(last.text), msg, WMMA_BANK_CYCLES), "wmma"
+
+
+def _headline(facts):
     def headline(region, sites, cost):
         n = len(sites)
         per = cost["cycles_per_execution"]
-        when = "per iteration" if region.loop is not None else "once per wave"
-        what = f"{n} VALU instruction{'s' if n > 1 else ''}" if n > 1 else "a VALU instruction"
+        what = f"{n} VALU instructions" if n > 1 else "a VALU instruction"
+        if region.loop is not None:
+            f = facts(region, sites)
+            when = (f"per iteration ({100 * f['loop_share']:.0f}% of an iteration's "
+                    f"{f['loop_issue_cycles'] + per:.3g} cycles)")
+        else:
+            when = "once per wave"
         return (f"VGPR bank conflicts: {what} of {region.name} stall{'s' if n == 1 else ''} "
-                f"{per:g} cycle{'s' if per != 1 else ''} {when}: a bank's operand cache feeds one value per cycle")
+                f"{per:g} cycle{'s' if per != 1 else ''} {when}: a bank feeds one value per cycle")
     return headline
 
 
 def check(analysis):
-    yield from aggregate(analysis, CODE, list(_sites(analysis)), _headline(analysis),
-                         fix=lambda region, sites: FIXABLE if fma_loop_fixable(analysis, region.loop) else None)
+    found = list(_sites(analysis))
+    if not found:
+        return
+    from .delay001 import _standing  # a loop's issue cycles and whether it is hot, as DELAY001 weighs them
+
+    kinds = {(s.index, s.column): kind for s, kind in found}
+    sites = [s for s, _ in found]
+    standing: dict = {}
+
+    def facts(region, group):
+        key = (id(region.kernel), id(region.loop))
+        if key not in standing:
+            measured = sum(s.cycles for s in group if kinds[(s.index, s.column)] in MEASURED)
+            total = sum(s.cycles for s in group)
+            f = dict(_standing(analysis, region, total))
+            if region.loop is not None:
+                issue = f["loop_issue_cycles"]
+                f["measured_share"] = measured / (issue + total) if issue + total else 0.0
+            f["measured_cycles"] = measured
+            f["kernel_share"] = cost_of(analysis, region, measured)["share"]
+            standing[key] = f
+        return standing[key]
+
+    def material(region, group):
+        f = facts(region, group)
+        return (region.loop is not None and f["hot"] and f["measured_share"] >= LOOP_SHARE_WARN
+                and f["kernel_share"] >= WARN_SHARE)
+
+    def _group_of(diag):
+        lines = {s.line for s in diag.sites} if diag.sites else {diag.line}
+        return [s for s in sites if analysis.program.instrs[s.index].lineno in lines]
+
+    for diag in aggregate(analysis, CODE, sites, _headline(facts), eligible=material,
+                          fix=lambda region, group: FIXABLE if fma_loop_fixable(analysis, region.loop) else None):
+        region = region_of(analysis, _index_at(analysis, diag.line))
+        f = standing[(id(region.kernel), id(region.loop))]
+        per = diag.cost["cycles_per_execution"]
+        assumed = per - f["measured_cycles"]
+        diag.cost.update({k: f.get(k) for k in ("loop_issue_cycles", "loop_share", "hot")})
+        diag.cost["measured_cycles_per_execution"] = round(f["measured_cycles"], 2)
+        confidence = ("low" if not f["measured_cycles"] else
+                      "high" if f["hot"] and f["trips_known"] and not assumed else "medium")
+        diag.cost["confidence"] = confidence
+        basis = []
+        if f["measured_cycles"]:
+            what = {"vopd": "VOPD pairs", "wmma": "WMMA operands in one bank"}
+            present = sorted({kinds[(s.index, s.column)] for s in _group_of(diag)} & set(MEASURED))
+            basis.append(f"{f['measured_cycles']:g} of {per:g} cycles measured ({' and '.join(what[k] for k in present)})")
+        if assumed:
+            basis.append(f"{assumed:g} assumed (single instructions, unmeasured)")
+        if region.loop is None:
+            verdict = "code that runs once per wave"
+        elif diag.severity == "warning":
+            verdict = "a material measured stall in a hot loop"
+        elif not f["measured_cycles"]:
+            verdict = "only the assumed single-instruction stall"
+        elif not f["hot"]:
+            verdict = "the loop is not shown to be hot"
+        elif f["measured_share"] < LOOP_SHARE_WARN:
+            verdict = "the measured stall is under 5% of an iteration"
+        else:
+            verdict = "the measured stall is under 1% of the kernel's VALU issue"
+        diag.notes.insert(1, f"how sure ({confidence}): {f['why']}; {'; '.join(basis)}; "
+                             f"{diag.severity}: {verdict}")
+        yield diag
+
+
+def _index_at(analysis, line: int) -> int:
+    cache = analysis.__dict__.get("_bank001_line")
+    if cache is None:
+        cache = analysis.__dict__["_bank001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
+    return cache[line]

@@ -82,8 +82,9 @@ wave issues while the dependency resolves, so the fix is validated on machine
 code: the output must assemble and, without its hints, be the input's code byte
 for byte. That check cannot see an address counted in bytes from `s_getpc_b64`
 (a disassembled code object's long jumps: `s_add_i32 s68, 0xc98, 4`), which
-any added line can move, so a file that branches that way is refused. Every
-other `fix` pass writes the hints its own new code needs.
+any added line can move, so a file that branches that way is refused (so is
+any other `fix` pass's output that adds, removes or changes an instruction
+there). Every other `fix` pass writes the hints its own new code needs.
 
 ## Reference
 RDNA3 ISA guide, "S_DELAY_ALU" and its "Data Dependency Resolution" section;

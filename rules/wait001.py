@@ -41,8 +41,9 @@ What is *not* a hazard:
   flight at a barrier is correct, and it is how prefetching kernels overlap the
   next tile's loads with this tile's math. It can only go wrong if another wave
   stores to (or loads) the same address after the barrier. When the kernel both
-  loads and stores memory, the barrier gets an *info* finding naming the op in
-  flight and the instructions whose buffers would have to alias.
+  loads and stores memory, it gets one *info* finding naming the instructions
+  whose buffers would have to alias, its barriers with ops in flight listed as
+  sites (each with the op in flight and the wait it would need).
 
 An `s_barrier` still counts as a use of every LDS op the wave has in flight: the
 other waves of the workgroup read what this wave wrote once they pass the
@@ -102,7 +103,7 @@ waits for vector memory; FLAT counts in order on gfx10+).
 """
 from __future__ import annotations
 
-from isalint.diagnostics import at_instr
+from isalint.diagnostics import Site, at_instr
 from isalint.model.counters import IN_ORDER, STORE_SYNC, VMEM_SYNC, analyze
 
 CODE = "WAIT001"
@@ -176,37 +177,75 @@ _GLOBAL_LOADS = ("vmem_load", "vmem_atomic")
 
 
 def _barrier_notes(program, result):
-    """Info: global/buffer ops in flight at s_barrier in a kernel that both loads and stores memory.
+    """Info: global/buffer ops in flight at s_barrier in a kernel that both loads and stores memory,
+    one finding per kernel with its barriers as sites.
 
     A bare barrier is no release fence, so this is only wrong when another wave stores (or loads)
     the same address after the barrier: the buffers would have to alias."""
     instrs = program.instrs
-    stores = [ins for ins in instrs if ins.klass in _GLOBAL_STORES and not ins.opaque]
-    loads = [ins for ins in instrs if ins.klass in _GLOBAL_LOADS and not ins.opaque and
-             (ins.klass == "vmem_load" or ins.defs)]
-    if not stores or not loads:
-        return
-    for i, ins in enumerate(instrs):
-        if ins.klass != "barrier":
+    spans = [(k.first, k.last, k) for k in program.kernels] or [(0, len(instrs), None)]
+    for first_i, last_i, kernel in spans:
+        own = instrs[first_i:last_i]
+        stores = [ins for ins in own if ins.klass in _GLOBAL_STORES and not ins.opaque]
+        loads = [ins for ins in own if ins.klass in _GLOBAL_LOADS and not ins.opaque and
+                 (ins.klass == "vmem_load" or ins.defs)]
+        if not stores or not loads:
             continue
-        st = result.state_before(i)
-        flying = sorted({p.origin for (r, _c, _cls), p in st.pending.items()
-                         if r in (VMEM_SYNC, STORE_SYNC) and instrs[p.origin].klass in _GLOBAL_STORES + _GLOBAL_LOADS})
-        if not flying:
-            continue
-        first = instrs[flying[0]]
-        load = any(instrs[o].klass == "vmem_load" or instrs[o].defs for o in flying)
-        other = stores if load else loads
-        kinds = "store" if load else "load"
-        named = "; ".join(f"line {o.lineno}: {o.line.text.split(';')[0].strip()}" for o in other[:3])
-        if len(other) > 3:
-            named += f" and {len(other) - 3} more"
-        msg = (f"s_barrier while the {first.opcode} at line {first.lineno} "
-               f"({first.line.text.split(';')[0].strip()}) may still be in flight: a barrier is no release "
-               f"fence, so this is only wrong if another wave of the workgroup {'stores to' if load else 'loads'} "
-               f"that address after the barrier; this kernel also {kinds}s memory ({named}): if those buffers "
-               f"may alias, put {'s_waitcnt vmcnt(0)' if load else 's_waitcnt_vscnt null, 0'} before the barrier")
-        yield at_instr(program, ins, CODE, "info", msg)
+        barriers = []  # (barrier, ops in flight, whether a load is among them)
+        for i in range(first_i, last_i):
+            if instrs[i].klass != "barrier":
+                continue
+            st = result.state_before(i)
+            flying = sorted({p.origin for (r, _c, _cls), p in st.pending.items()
+                             if r in (VMEM_SYNC, STORE_SYNC) and instrs[p.origin].klass in _GLOBAL_STORES + _GLOBAL_LOADS})
+            if flying:
+                load = any(instrs[o].klass == "vmem_load" or instrs[o].defs for o in flying)
+                barriers.append((instrs[i], [instrs[o] for o in flying], load))
+        if barriers:
+            yield _barrier_note(program, kernel, barriers, stores, loads)
+
+
+def _text(ins) -> str:
+    return ins.line.text.split(';')[0].strip()
+
+
+def _named(others) -> str:
+    named = "; ".join(f"line {o.lineno}: {_text(o)}" for o in others[:3])
+    return named + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+
+
+def _barrier_note(program, kernel, barriers, stores, loads):
+    any_load = any(load for _b, _f, load in barriers)
+    any_store_only = any(not load for _b, _f, load in barriers)
+    alias = []
+    if any_load:
+        alias.append(f"stores memory ({_named(stores)})")
+    if any_store_only:
+        alias.append(f"loads memory ({_named(loads)})")
+    waits = " or ".join(w for w, on in (("s_waitcnt vmcnt(0)", any_load), ("s_waitcnt_vscnt null, 0", any_store_only))
+                        if on)
+    who = ("stores to" if not any_store_only else "loads" if not any_load else "stores to or loads")
+    fence = (f"a barrier is no release fence, so this is only wrong if another wave of the workgroup {who} "
+             f"that address after the barrier; this kernel also {' and '.join(alias)}: if those buffers may "
+             f"alias, put {waits} before the barrier")
+
+    def flight(fly, _load):
+        more = f" (and {len(fly) - 1} more)" if len(fly) > 1 else ""
+        return f"s_barrier while the {fly[0].opcode} at line {fly[0].lineno} ({_text(fly[0])}){more} may still be in flight"
+
+    first_b, first_fly, first_load = barriers[0]
+    if len(barriers) == 1:
+        return at_instr(program, first_b, CODE, "info", f"{flight(first_fly, first_load)}: {fence}")
+    where = f" of kernel {kernel.name}" if kernel is not None and len(program.kernels) > 1 else ""
+    diag = at_instr(program, first_b, CODE, "info",
+                    f"{len(barriers)} s_barriers{where} have global or buffer memory ops in flight: {fence}s")
+    sites = []
+    for b, fly, load in barriers:
+        col, end = (b.stmts[0].col, b.stmts[0].end_col) if b.stmts else (1, 2)
+        wait = "s_waitcnt vmcnt(0)" if load else "s_waitcnt_vscnt null, 0"
+        sites.append(Site(b.lineno, col, end, f"{flight(fly, load)}; if the buffers may alias: {wait} before it"))
+    diag.sites = sites
+    return diag
 
 
 def _operand_span(instr, reg: str) -> tuple[int, int] | None:

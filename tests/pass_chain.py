@@ -15,7 +15,7 @@ from isalint.fixes.registry import option_values
 from isalint.parse.source import parse_text
 
 GOLDEN = REPO / "fixtures" / "fixes"
-CHAIN = ("dual-fmac", "unroll", "batch-gmem", "wide-copy", "tidy", "double-buffer")
+CHAIN = ("dual-fmac", "unroll", "batch-gmem", "wide-copy", "tidy", "double-buffer", "peel-last")
 
 
 def golden_input(step: str) -> tuple[str, str]:

@@ -96,13 +96,24 @@ def test_other_waves_hide_the_latency_until_the_valu_is_full():
     five = run(kernel(chain(n), trips), waves=5).cycles
     ten = run(kernel(chain(n), trips), waves=10)
     assert five < 1.15 * one  # five waves' chains interleave in the time of one
-    # ten waves need more VALU cycles than one wave's latency: the SIMD issues every cycle
-    issue = 10 * (n + 3) * trips  # one instruction per cycle, whatever its unit
+    # ten waves need more VALU cycles than one wave's latency: the VALU issues every cycle, and the loop's
+    # scalar and branch instructions issue beside other waves' VALU work (one per category per cycle)
+    valu = 10 * n * trips
     # the chain's s_delay_alu hints make the loop longer than the prefetched code: each taken branch also
     # holds the SIMD branch_simd_cycles
     refetch = 10 * trips * T.branch_simd_cycles
+    assert valu <= ten.cycles <= 1.1 * (valu + refetch)
+    assert ten.causes["valu"] / ten.cycles > 0.85
+
+
+def test_with_one_issue_per_cycle_the_scalar_instructions_take_the_valu_s_cycles():
+    trips, n = 300, 20
+    one_issue = T.with_(issue_per_cycle=1)
+    ten = run(kernel(chain(n), trips), waves=10, timing=one_issue)
+    issue = 10 * (n + 3) * trips  # one instruction per cycle, whatever its unit
+    refetch = 10 * trips * T.branch_simd_cycles
     assert issue <= ten.cycles <= 1.1 * (issue + refetch)
-    assert ten.causes["valu"] / ten.cycles > 0.75
+    assert ten.causes["salu_branch"] >= 0.9 * 10 * 3 * trips
 
 
 def test_a_dependency_no_s_delay_alu_names_stalls_the_whole_simd():
@@ -231,10 +242,23 @@ def test_a_loop_that_outgrows_the_prefetched_lines_pays_the_fetch_of_its_header(
         assert n + 3 + fetch <= per <= n + 3 + fetch + 2 * T.salu_latency, (n, per)
 
 
+def test_memory_instructions_read_a_valu_result_later_than_valu_instructions():
+    trips = 200
+    to_valu = "\tv_add_nc_u32_e32 v5, v5, v2\n\ts_delay_alu instid0(VALU_DEP_1)\n\tv_add_nc_u32_e32 v6, v5, v2"
+    to_lds = "\tv_add_nc_u32_e32 v5, v5, v2\n\tds_store_b32 v1, v5"
+    valu = run(kernel(to_valu, trips), waves=1).cycles / trips
+    lds = run(kernel(to_lds, trips), waves=1).cycles / trips
+    # the ds_store waits valu_memory_latency for v5, the second VALU instruction valu_latency
+    assert lds - valu == pytest.approx(T.valu_memory_latency - T.valu_latency, abs=1.5)
+    same = run(kernel(to_lds, trips), waves=1, timing=T.with_(valu_memory_latency=T.valu_latency)).cycles / trips
+    assert same == pytest.approx(valu, abs=1.5)
+
+
 def test_the_fetch_after_a_branch_also_costs_the_whole_simd():
     trips, n = 200, 97  # 8 waves keep the VALU busy through one wave's 32-cycle fetch ...
-    free = run(kernel(independent(n), trips), waves=8, timing=T.with_(branch_simd_cycles=0)).cycles
-    held = run(kernel(independent(n), trips), waves=8).cycles
+    one_issue = T.with_(issue_per_cycle=1)  # every instruction takes the SIMD's issue slot: 8 (n + 3) per trip
+    free = run(kernel(independent(n), trips), waves=8, timing=one_issue.with_(branch_simd_cycles=0)).cycles
+    held = run(kernel(independent(n), trips), waves=8, timing=one_issue).cycles
     assert free / trips == pytest.approx(8 * (n + 3), rel=0.02)
     # ... but not through the SIMD's own loss at every wave's jump back
     assert (held - free) / trips == pytest.approx(8 * T.branch_simd_cycles, rel=0.15)
@@ -244,8 +268,9 @@ def test_the_documented_issue_rule_issues_one_instruction_per_category_per_cycle
     trips, n = 100, 40
     lds = "\n".join(f"\tds_load_b32 v{100 + i}, v1 offset:{4 * i}" for i in range(6)) + "\n\ts_waitcnt lgkmcnt(0)"
     body = independent(n) + "\n" + lds
-    one = run(kernel(body, trips), waves=8).cycles / trips
+    one = run(kernel(body, trips), waves=8, timing=T.with_(issue_per_cycle=1)).cycles / trips
     five = run(kernel(body, trips), waves=8, timing=T.with_(issue_per_cycle=5)).cycles / trips
+    assert T.issue_per_cycle == 5  # the rule the hardware traces show is the default
     assert one >= 8 * (n + 6 + 3)  # every instruction takes the SIMD's single issue slot
     # the loads and the loop's SALU and branch issue beside other waves' VALU work
     assert five <= 8 * (n + T.branch_simd_cycles + 1)

@@ -73,9 +73,6 @@ def test_each_optimize_step_is_predicted_faster(predictions):
     assert times == sorted(times, reverse=True) and len(set(times)) == 4
 
 
-@pytest.mark.xfail(strict=True, reason="the model predicts kernel 8 at 1.40x kernel 5's TFLOP/s, the hardware ran "
-                                       "1.46x: under its one-issue rule kernel 8 cannot run faster than 81.9 cycles "
-                                       "per k step, the hardware ran 77.8 (README, 'Where the model is off')")
 def test_kernel8_is_predicted_as_much_faster_than_kernel5_as_measured(predictions):
     """optimize's promise: kernel 8's predicted TFLOP/s above kernel 5's by the measured ratio (49.0 / 33.5)."""
     by_kernel = _optimized(predictions)
@@ -95,19 +92,24 @@ def _valu_share(case, timing):
     return est, est.fractions()["valu"]
 
 
+@pytest.mark.xfail(strict=True, reason="under the issue rule the hardware traces show, the model puts kernel 6 at 89% "
+                                       "VALU utilisation where RGP measured 76.2%: the dual-FMA kernels lose cycles "
+                                       "the model does not know (benchmarks/results/issue_rule.md)")
 def test_kernel6_runs_at_the_valu_utilisation_rgp_measured(predictions):
-    """RGP: kernel 6 at 76.2% VALU utilisation, kernel 7 over 80% (branch_simd_cycles is fitted to the first)."""
+    """RGP: kernel 6 at 76.2% VALU utilisation, kernel 7 over 80%."""
     by_kernel = _optimized(predictions)
     assert by_kernel[6][1].fractions()["valu"] == pytest.approx(0.762, abs=0.01)
     assert by_kernel[7][1].fractions()["valu"] > 0.79
 
 
-def test_the_documented_issue_rule_alone_overrates_kernel6(predictions):
-    """Why issue_per_cycle stays 1: one issue per category lets kernel 6's LDS, SALU and branch work hide
-    behind other waves' VALU work, far above what RGP measured and far below the measured time."""
+def test_the_single_issue_rule_charges_kernel6_s_scalar_and_lds_work_to_the_valu(predictions):
+    """The model before the traces (issue_per_cycle=1, memory instructions reading VALU results after
+    valu_latency): branch_simd_cycles was fitted to kernel 6's 76.2% under it, and it is slower than the
+    default by the LDS, SALU and branch instructions that now issue beside other waves' VALU work."""
     from isalint.hw.timing import GFX1100
 
-    case, _ = _optimized(predictions)[6]
-    est, share = _valu_share(case, GFX1100.with_(issue_per_cycle=5))
-    assert share > 0.9
-    assert est.predicted_ms < 0.85 * REFERENCE_MS[6][1]
+    case, est = _optimized(predictions)[6]
+    before = GFX1100.with_(issue_per_cycle=1, valu_memory_latency=GFX1100.valu_latency)
+    single, share = _valu_share(case, before)
+    assert share == pytest.approx(0.762, abs=0.01)
+    assert single.predicted_ms > 1.1 * est.predicted_ms

@@ -195,6 +195,16 @@ def test_spot_facts_widths_and_roles():
     assert [o.role for o in isa.lookup("v_swap_b32").operands] == ["defuse", "defuse"]
     assert _op(isa.lookup("ds_load_u16_d16"), "vdst").role == "defuse"  # high half preserved
     assert _op(isa.lookup("ds_load_b32"), "vdst").role == "def"
+    # MUBUF/MTBUF D16 loads keep the 16-bit halves they do not load ("VDATA[31:16] is preserved")
+    for mn in ("buffer_load_d16_b16", "buffer_load_d16_hi_b16", "buffer_load_d16_u8", "buffer_load_d16_hi_i8",
+               "buffer_load_d16_format_x", "buffer_load_d16_hi_format_x", "buffer_load_d16_format_xyz",
+               "tbuffer_load_d16_format_x", "tbuffer_load_d16_format_xyz", "global_load_d16_hi_b16",
+               "scratch_load_d16_u8", "flat_load_d16_hi_i8"):
+        assert _op(isa.lookup(mn), "vdst" if mn.startswith(("global", "scratch", "flat")) else "vdata").role == "defuse", mn
+    # ... and the ones that load every half of their VGPRs write them whole
+    for mn in ("buffer_load_d16_format_xy", "buffer_load_d16_format_xyzw", "tbuffer_load_d16_format_xyzw",
+               "buffer_load_u16", "buffer_load_b32"):
+        assert _op(isa.lookup(mn), "vdata").role == "def", mn
     assert _op(isa.lookup("global_atomic_cmpswap_b32"), "vdst").bits == 32
     assert _op(isa.lookup("global_atomic_cmpswap_b32"), "data").bits == 64
     assert _op(isa.lookup("v_add_f32_dpp"), "vdst").role == "defuse"

@@ -122,3 +122,23 @@ def test_a_device_function_runs_as_the_files_kernels(wave32, wgp, expected):
     assert set(kernels) == {"helper", "k"} and not kernels["helper"].descriptor
     assert (kernels["helper"].wave_size, kernels["helper"].wgp_mode) == expected
     assert (kernels["k"].wave_size, kernels["k"].wgp_mode) == expected
+
+
+@pytest.mark.parametrize("load", ["buffer_load_d16_b16 v11, v1, s[4:7], 0 offen",
+                                  "buffer_load_d16_hi_u8 v11, v1, s[4:7], 0 offen",
+                                  "tbuffer_load_d16_format_x v11, v1, s[4:7], 0 format:[BUF_FMT_16_FLOAT] offen",
+                                  "global_load_d16_hi_b16 v11, v[2:3], off"])
+def test_a_d16_load_reads_the_half_it_keeps(load):
+    """A D16 load writes one 16-bit half of its VGPR and keeps the other: the value written before it
+    reaches the instruction after it through the load (a RAW edge into the load), and the write
+    before it is not dead."""
+    from isalint.model.depgraph import build_depgraph
+    from isalint.model.liveness import Liveness
+
+    text = ("\t.text\n\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1100\"\nk:\n\tv_mov_b32_e32 v11, 0\n"
+            f"\t{load}\n\ts_waitcnt vmcnt(0)\n\tv_pk_add_f16 v12, v11, v11\n\ts_endpgm\n")
+    program = Analysis.from_source(parse_text(text, "d16.s")).program
+    assert "v11" in program.instrs[1].uses and "v11" in program.instrs[1].defs
+    graph = build_depgraph(program, list(range(len(program.instrs))))
+    assert any(e.src == 0 and e.dst == 1 and e.kind == "RAW" and "v11" in e.regs for e in graph.edges)
+    assert "v11" in Liveness(program).live_out(0)

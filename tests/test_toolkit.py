@@ -304,3 +304,63 @@ def test_wait_to_cover_on_the_exit_of_kernel5s_loop(kernel5):
     assert new.entries("v7") == [] and wait_to_cover(new, old) == {"lgkmcnt": 0}
     new.wait({"lgkmcnt": 0})
     assert wait_to_cover(new, old) == {}
+
+
+# A jump by a byte count from s_getpc_b64, as a disassembled code object has it (to the instruction
+# after s_setpc_b64), placed after the kernel's s_endpgm.
+_FAR_JUMP = "\ts_getpc_b64 s[0:1]\n\ts_add_u32 s0, s0, 12\n\ts_addc_u32 s1, s1, 0\n\ts_setpc_b64 s[0:1]\n"
+
+
+def _rewriting_cases():
+    """Each golden case of a code-changing pass that rewrites its input (the pass, its options, its input)."""
+    from test_golden_fixes import CASES_DIR, expected_paths, read_case
+
+    out = []
+    for case in sorted(CASES_DIR.glob("*/*.run")):
+        names, given, source = read_case(case)
+        if names in (["metadata"],) or not expected_paths(case)[0].is_file():
+            continue
+        if case.parent.name in {c.parent.name for c in out}:
+            continue  # one case per pass
+        out.append(case)
+    return out
+
+
+@pytest.mark.parametrize("case", _rewriting_cases(), ids=lambda c: c.parent.name)
+def test_every_pass_that_moves_code_refuses_a_numeric_pc_offset(case):
+    """The case's input, which the pass rewrites, with a numeric-offset jump from s_getpc_b64 added: any
+    instruction the pass adds, removes or changes may move the jump's target, so the pass refuses at
+    the s_getpc_b64 line and the text is left as it was."""
+    from test_golden_fixes import read_case
+
+    from isalint.fixes.registry import option_values
+    from isalint.fixes.toolkit.pipeline import run_passes
+
+    names, given, source = read_case(case)
+    text = source.read_text()
+    end = text.rindex("\ts_endpgm\n") + len("\ts_endpgm\n")
+    far = text[:end] + _FAR_JUMP + text[end:]
+    getpc_line = far[:end].count("\n") + 1
+    out = run_passes(Analysis.from_source(parse_text(far, "far.s")), names, option_values(given))
+    assert out.refused is not None, f"--{names[0]} rewrote code that jumps by a numeric offset"
+    assert out.refused[0] == names[0]
+    assert out.refused[1].startswith(f"far.s:{getpc_line}: s_getpc_b64 with a numeric offset: "), out.refused[1]
+    assert out.text == far
+    # the same jump with its offset a label difference the assembler works out is no reason to refuse
+    labelled = far.replace("\ts_add_u32 s0, s0, 12\n", "\ts_add_u32 s0, s0, (.Lafter_far-.Lafter_far)&4294967295\n") \
+        .replace("\ts_setpc_b64 s[0:1]\n", "\ts_setpc_b64 s[0:1]\n.Lafter_far:\n", 1)
+    out = run_passes(Analysis.from_source(parse_text(labelled, "far.s")), names, option_values(given))
+    assert out.refused is None or "s_getpc_b64" not in out.refused[1], out.refused
+
+
+def test_optimize_skips_a_pass_that_would_move_code_reached_by_a_numeric_pc_offset():
+    from conftest import FIXTURES
+
+    from isalint.commands.optimize import run_steps
+
+    path = FIXTURES / "fixes" / "unroll" / "lds_walk_far.s"
+    text = path.read_text()
+    steps = run_steps(str(path), text, ["unroll", "tidy"], {"loop": ".LBB0_2", "factor": 2})
+    assert [s.applied for s in steps] == [False, False]
+    assert steps[0].note.startswith(f"skipped: {path}:15: s_getpc_b64 with a numeric offset: the rewrite of --unroll adds")
+    assert all(s.text == text for s in steps)

@@ -10,8 +10,9 @@ M0 125, EXEC 126-127, inline integers 128-208, inline floats 240-248, literal 25
 which modifiers each encoding writes and in which order (LLVM's, so that the text reads as
 ``llvm-objdump`` prints it and the LLVM assembler gives the same bytes back).
 
-The decoder is exact or silent: an encoding it cannot print (an unknown opcode, an image
-instruction) raises :class:`UnknownEncoding`, never a guess.
+The decoder is exact or silent: an encoding it cannot print (an unknown opcode, an image atomic
+with ``tfe`` whose registers LLVM writes by their first only) raises :class:`UnknownEncoding`,
+never a guess.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ class _Tables:
     """Encodings and opcodes from the generated data, built once per process."""
 
     def __init__(self):
-        ops = isa._ops()
+        ops = {**isa.EXTRA_ROWS, **isa._ops()}
         meta = isa.meta()
         self.layouts = meta["layouts"]
         # which encoding a first dword belongs to: the fixed "encoding" bits, longest first
@@ -219,11 +220,15 @@ def src(value: int, bits: int, fmt: str, literal: int | None) -> str:
 # ------------------------------------------------------------------------------------------------
 
 class Decoder:
-    """Decodes gfx11 machine code. ``wave64``: lane masks are register pairs (``vcc``, ``s[0:1]``)."""
+    """Decodes gfx11 machine code. ``wave64``: lane masks are register pairs (``vcc``, ``s[0:1]``).
+    ``true16``: the syntax of LLVM's ``+real-true16`` mode, where the 16-bit opcodes LLVM 19 models
+    with register halves name them (``v_ceil_f16_e32 v5.l, v1.h``); by default LLVM 19's default
+    syntax for gfx11, which writes 32-bit registers for them."""
 
-    def __init__(self, wave64: bool = False):
+    def __init__(self, wave64: bool = False, true16: bool = False):
         self.t = tables()
         self.wave64 = wave64
+        self.true16 = true16
         self._m4: dict[bytes, tuple] = {}  # instructions by their bytes, by size
         self._m8: dict[bytes, tuple] = {}
         self._m12: dict[bytes, tuple] = {}
@@ -290,7 +295,9 @@ class Decoder:
                 return 8, cls
             return 4, cls
         if cls in ("SOP1", "SOP2", "SOPC"):
-            if w0 & 0xFF == LITERAL or (cls == "SOP2" and (w0 >> 8) & 0xFF == LITERAL):
+            if cls == "SOP1" and (w0 >> 8) & 0xFF in self._sendmsg_rtn_ops():
+                return 4, cls  # its SSRC0 field holds the message id, never a literal
+            if w0 & 0xFF == LITERAL or (cls != "SOP1" and (w0 >> 8) & 0xFF == LITERAL):
                 return 8, cls
             if cls == "SOP2" and (w0 >> 23) & 0x7F in self._sop2_literal_ops():
                 return 8, cls
@@ -314,6 +321,8 @@ class Decoder:
                     or opy in self._vopd_literal_ops():
                 return 12, cls
             return 8, cls
+        if cls == "MIMG" and w0 & 1:
+            return base + 4, cls  # NSA: the other address VGPRs in one more dword
         return base, cls
 
     def _vop2_literal_ops(self) -> frozenset:
@@ -321,6 +330,13 @@ class Decoder:
         if ops is None:
             ops = self._v2lit = frozenset(op for (enc, op), o in self.t.by_op.items()
                                           if enc == "VOP2" and any(r[0] == "simm32" for r in o.ops))
+        return ops
+
+    def _sendmsg_rtn_ops(self) -> frozenset:
+        ops = getattr(self, "_rtn", None)
+        if ops is None:
+            ops = self._rtn = frozenset(op for (enc, op), o in self.t.by_op.items()
+                                        if enc == "SOP1" and o.name.startswith("s_sendmsg_rtn"))
         return ops
 
     def _sop2_literal_ops(self) -> frozenset:
@@ -416,7 +432,7 @@ class Decoder:
             elif "HWREG" in o.row["fmt"][o.ops.index(row)]:
                 out.append(_hwreg(simm))
             elif o.name == "s_version":
-                out.append(_VERSIONS.get(simm, str(simm)))
+                out.append(_VERSIONS.get(simm, _hex(simm)))
             else:
                 out.append(_hex(simm))
         return o.name + " " + ", ".join(out)
@@ -469,7 +485,7 @@ class Decoder:
                 if soffset != 124:
                     out.append(sreg(soffset, 32))
                 else:
-                    out.append(_signed_hex(offset))
+                    out.append(_signed_hex(offset) if offset else "null")
         text = o.name + (" " + ", ".join(out) if out else "")
         if soffset != 124 and offset:
             text += f" offset:{_signed_hex(offset)}"
@@ -480,6 +496,8 @@ class Decoder:
         return self._vop_e32("VOP1", value, size, k)
 
     def _vop2(self, value: int, size: int, k: int) -> str:
+        if self._get("VOP2", value, "op") == 0 and value & 0xFFFFFFFF:
+            raise UnknownEncoding(k, "VOP2 opcode 0 is v_illegal only as the all-zero word")
         return self._vop_e32("VOP2", value, size, k)
 
     def _vopc(self, value: int, size: int, k: int) -> str:
@@ -500,9 +518,21 @@ class Decoder:
                     neg, ab = (ext >> (20 + 2 * i)) & 1, (ext >> (21 + 2 * i)) & 1
                     mods[i] = ("-" if neg else "") + ("|" if ab else "")
         out = []
+        t16 = _stem(o.name) in _TRUE16_OPS
+        halves = self.true16 and t16
+        if t16 and not halves and (fields["vdst"] > 127 or fields["vsrc1"] > 127 or fields["src0"] > 383):
+            # bit 7 of the VGPR field names the high half of a VGPR below v128, which LLVM's
+            # default syntax cannot write (its disassembler calls it invalid): Decoder(true16=True)
+            raise UnknownEncoding(k, f"{o.name}: a high 16-bit half, written only in the true16 syntax")
         for row, fmt in zip(o.ops, o.fmts):
             name, bits, kind = row[0], row[2], row[3]
-            if kind == "other":  # LLVM's spelling of the implicit VCC
+            if halves and name in ("vdst", "vsrc1") and kind == "vgpr":
+                out.append(_half(fields[name]))  # bit 7 of the field selects the high half
+            elif halves and name == "src0" and fields["src0"] >= 256:
+                m = mods[0]
+                text = _half(fields["src0"] - 256)
+                out.append(f"{m}{text}{'|' if '|' in m else ''}" if m else text)
+            elif kind == "other":  # LLVM's spelling of the implicit VCC
                 out.append(self._implicit_vcc())
             elif name == "simm32":
                 out.append(_hex(ext))
@@ -547,9 +577,12 @@ class Decoder:
         opsel = (value >> 11) & 0xF if cls == "VOP3" else 0
         out = []
         nsrc = 0
+        halves = self.true16 and _stem(o.name) in _TRUE16_OPS  # op_sel picks each VGPR's half
         for row, fmt in zip(o.ops, o.fmts):
             name, bits, kind = row[0], self._mask_bits(row), row[3]
-            if name == "vdst":
+            if name == "vdst" and halves:
+                out.append(f"v{value & 0xFF}.{'h' if opsel >> 3 & 1 else 'l'}")
+            elif name == "vdst":
                 out.append(vgpr(value & 0xFF, bits))
             elif name == "sdst":
                 out.append(sreg((value >> 8) & 0x7F if cls == "VOP3SD" else value & 0xFF, bits))
@@ -557,6 +590,8 @@ class Decoder:
                 i = int(name[3])
                 nsrc = max(nsrc, i + 1)
                 text = src(s[i], bits, fmt, ext)
+                if halves and s[i] >= 256:
+                    text = f"v{s[i] - 256}.{'h' if opsel >> i & 1 else 'l'}"
                 if o.name in _PERMLANE:
                     pass  # their op_sel bits are FI and BOUND_CTRL, and they take no source modifiers
                 elif fmt not in _INTEGER:
@@ -599,10 +634,14 @@ class Decoder:
         # the mixed-precision FMAs take f32 or f16 (op_sel_hi) scalars: NEG and NEG_HI are the
         # sources' negate and absolute-value modifiers (RDNA3 ISA guide, V_FMA_MIX_F32)
         mix = o.name.startswith("v_fma_mix")
+        # a wave64 WMMA holds its C/D matrix in half the VGPRs of each lane (A and B keep theirs)
+        halve = self.wave64 and o.name.startswith("v_wmma_")
         out = []
         nsrc = 0
         for row, fmt in zip(o.ops, o.fmts):
             name, bits = row[0], row[2]
+            if halve and name in ("vdst", "src2"):
+                bits //= 2
             if name == "vdst":
                 out.append(vgpr(value & 0xFF, bits))
             elif name in ("src0", "src1", "src2"):
@@ -673,12 +712,10 @@ class Decoder:
             text = src(s[i], 32, "F32", None)
             out.append("-" + text if neg >> i & 1 else text)
         opsel = (value >> 11) & 0xF
-        tail = ""
+        tail = " clamp" if (value >> 15) & 1 else ""
         if opsel:
             tail += " op_sel:" + _bits_list(opsel, 4)
         tail += f" wait_exp:{(value >> 8) & 7}"
-        if (value >> 15) & 1:
-            tail = (" clamp" + tail) if False else tail + " clamp"
         return o.name + " " + ", ".join(out) + tail
 
     def _ldsdir(self, value: int, size: int, k: int) -> str:
@@ -789,7 +826,82 @@ class Decoder:
         return text
 
     def _mimg(self, value: int, size: int, k: int) -> str:
-        raise UnknownEncoding(k, "image (MIMG) instructions are not decoded")
+        """Image instructions, their data and address as wide as the opcode, ``dim``, ``dmask``,
+        ``a16``, ``d16`` and ``tfe`` make them (:mod:`isalint.isa.mimg`, LLVM's widths); the address
+        as a register list with NSA (RDNA3 ISA guide, "Image Instructions")."""
+        from ..isa import mimg
+
+        o = self._op("MIMG", self._get("MIMG", value, "op"), k)
+        g = lambda n: self._get("MIMG", value, n)  # noqa: E731
+        name = o.name
+        bvh = name.startswith("image_bvh")
+        mods = {}
+        if not bvh:
+            if g("dmask"):
+                mods["dmask"] = _hex(g("dmask"))
+            mods["dim"] = "SQ_RSRC_IMG_" + _IMG_DIMS[g("dim")]
+            sampling = name.startswith(("image_sample", "image_gather4", "image_get_lod"))
+            if (sampling or "_mip" in name) and "MSAA" in mods["dim"]:
+                # no sampler reads a multisampled image; LLVM's disassembler then keeps the
+                # registers of whatever variant the opcode decoded to
+                raise UnknownEncoding(k, f"{name} of a multisampled image")  # no mip levels either
+            if name.startswith("image_gather4") and g("tfe") and g("d16"):
+                raise UnknownEncoding(k, f"{name} with tfe: LLVM writes no width for its status dword")
+        no_d16 = o.klass == "vmem_atomic" or bvh or "_pck" in name or name in ("image_get_lod", "image_get_resinfo")
+        if g("d16") and no_d16:
+            raise UnknownEncoding(k, f"{name} has no 16-bit data (d16)")
+        if bvh and not (g("unrm") and g("r128")) or bvh and (g("tfe") or g("lwe")):
+            raise UnknownEncoding(k, f"{name} without its unorm and r128 bits, or with tfe or lwe")
+        if name.startswith("image_gather4") and g("vdata") + 4 > 256:
+            # LLVM reads a gather's data as four VGPRs before it sizes it: none past v252
+            raise UnknownEncoding(k, f"{name}: data at v{g('vdata')}")
+        for bit, written in (("unrm", "unorm"), ("glc", "glc"), ("slc", "slc"), ("dlc", "dlc"), ("r128", "r128"),
+                             ("a16", "a16"), ("tfe", "tfe"), ("lwe", "lwe"), ("d16", "d16")):
+            if g(bit) and not (bvh and bit in ("unrm", "r128")):  # the ray-tracing ones always set them
+                mods[written] = ""
+        if bvh:
+            data = 4
+        else:
+            widths = mimg.data_widths(name, mods)
+            data = widths[-1] if widths else None  # without lwe's status dword, as LLVM counts
+        words = mimg.address_dwords(name, mods)
+        if data is None or words is None:
+            raise UnknownEncoding(k, f"{name}: operand widths unknown")
+        widths = (2, 4) if "cmpswap" in name else (1, 2)
+        if o.klass == "vmem_atomic" and data not in ((2,) if "tfe" in mods or "lwe" in mods else widths):
+            # an atomic's data is 1 or 2 dwords (dmask 0x1, 0x3), a compare-swap's 2 or 4 (0x3, 0xf);
+            # LLVM's disassembler writes the others by their first registers (or one more), and
+            # with tfe or lwe it is sure of two dwords only
+            raise UnknownEncoding(k, f"{name} with {data} data dwords" + (" (tfe)" if "tfe" in mods else ""))
+        if g("vdata") + data > 256 or (not g("nsa") and g("vaddr") + (16 if words > 12 else words) > 256):
+            raise UnknownEncoding(k, f"{name}: registers past v255")
+        out = [vgpr(g("vdata"), 32 * data)]
+        if g("nsa"):
+            # up to five address VGPRs, the first in VADDR and four in the next dword; the last of
+            # five holds the remaining dwords (the ray-tracing instructions: one per vector)
+            if bvh:
+                groups = [2 if "64" in name else 1, 1, 3] + ([3] if "a16" in mods else [3, 3])
+            else:
+                groups = [1] * words if words <= 5 else [1, 1, 1, 1, words - 4]
+            extra = (value >> 64) & 0xFFFFFFFF
+            regs = [g("vaddr")] + [extra >> (8 * i) & 0xFF for i in range(len(groups) - 1)]
+            if size < 12 or len(groups) > 5 or extra >> (8 * (len(groups) - 1)) \
+                    or any(r + n > 256 for r, n in zip(regs, groups)):
+                raise UnknownEncoding(k, f"{name}: NSA address of {words} dwords in {len(groups)} VGPR fields")
+            out.append("[" + ", ".join(vgpr(r, 32 * n) for r, n in zip(regs, groups)) + "]")
+        else:
+            out.append(vgpr(g("vaddr"), 32 * (16 if words > 12 else words)))
+        rows = {row[0]: row for row in o.ops}
+        if "ssamp" not in rows and g("ssamp"):
+            raise UnknownEncoding(k, f"{name} takes no sampler, its SSAMP field is {g('ssamp')}")
+        for field in ("srsrc", "ssamp"):
+            if field in rows:
+                first, count = g(field) * 4, rows[field][2] // 32
+                if not (first + count <= 106 or 108 <= first and first + count <= 124 or first == 124):
+                    raise UnknownEncoding(k, f"{name}: {field} s{first} and {count - 1} more leaves its register file")
+                out.append(sreg(first, 32 * count))
+        tail = "".join(f" {m}:{v}" if v else f" {m}" for m, v in mods.items())
+        return name + " " + ", ".join(out) + tail
 
     def _exp(self, value: int, size: int, k: int) -> str:
         g = lambda n: self._get("EXP", value, n)  # noqa: E731
@@ -830,6 +942,10 @@ _SOPP_U16 = {"s_nop", "s_setprio", "s_sleep", "s_trap", "s_sethalt", "s_setkill"
 _SOPP_SILENT_ZERO = {"s_barrier", "s_code_end", "s_icache_inv", "s_wakeup", "s_ttracedata", "s_wait_idle"}
 
 
+# image dimensions (RDNA3 ISA guide, MIMG DIM)
+_IMG_DIMS = ("1D", "2D", "3D", "CUBE", "1D_ARRAY", "2D_ARRAY", "2D_MSAA", "2D_MSAA_ARRAY")
+
+
 # gfx11 unified buffer formats (RDNA3 ISA guide, "Buffer Resource": FORMAT), 0-63
 _BUF_FORMATS = ("INVALID 8_UNORM 8_SNORM 8_USCALED 8_SSCALED 8_UINT 8_SINT 16_UNORM 16_SNORM 16_USCALED "
                 "16_SSCALED 16_UINT 16_SINT 16_FLOAT 8_8_UNORM 8_8_SNORM 8_8_USCALED 8_8_SSCALED 8_8_UINT "
@@ -852,6 +968,21 @@ _PERMLANE = {"v_permlane16_b32", "v_permlanex16_b32"}
 # 16-bit moves whose 32-bit encodings LLVM 19 writes with register halves: the VGPR fields' bit 7
 # selects the high half (RDNA3 ISA guide, "16-bit VGPRs" of VOP1)
 _TRUE16_E32 = {"v_mov_b16_e32", "v_swap_b16_e32", "v_mov_b16", "v_swap_b16"}
+
+
+# The 16-bit opcodes LLVM 19 writes with register halves in its real-true16 mode (its MC tests'
+# +real-true16 runs): in their 32-bit encodings bit 7 of a VGPR field selects the high half of
+# VGPRs 0-127, in VOP3 the op_sel bits do (RDNA3 ISA guide, "16-bit VGPRs")
+_TRUE16_OPS = {"v_ceil_f16", "v_floor_f16", "v_exp_f16", "v_log_f16", "v_rcp_f16", "v_rsq_f16", "v_sqrt_f16",
+               "v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_max_f16", "v_min_f16"}
+
+
+def _stem(name: str) -> str:
+    return name[:-4] if name.endswith(("_e32", "_e64")) else name
+
+
+def _half(n: int) -> str:
+    return f"v{n & 0x7F}.{'h' if n & 0x80 else 'l'}"
 
 
 def _true16(out: list[str], fields: dict, s0: int, dpp: bool) -> list[str]:
@@ -942,7 +1073,7 @@ _MESSAGES = {1: "MSG_INTERRUPT", 2: "MSG_HS_TESSFACTOR", 3: "MSG_DEALLOC_VGPRS",
 
 def _sendmsg(simm: int) -> str:
     msg = simm & 0xFF
-    name = _MESSAGES.get(msg) or {v: k for k, v in isa.meta().get("msg", {}).items()}.get(msg)
+    name = _MESSAGES.get(msg) or {v: k for k, v in isa.meta().get("msg", {}).items() if "ILLEGAL" not in k}.get(msg)
     return f"sendmsg({name})" if name else f"sendmsg({msg}, 0, 0)"
 
 
@@ -963,9 +1094,10 @@ def _depctr(simm: int) -> str:
 
 def _swizzle(offset: int) -> str:
     """ds_swizzle_b32's offset (RDNA3 ISA guide, DS_SWIZZLE_B32): bit 15 selects the quad
-    permutation, else 5-bit AND, OR and XOR masks of the lane id."""
-    if offset & 0x8000:
-        return "swizzle(QUADPERM," + ",".join(str(offset >> (2 * i) & 3) for i in range(4)) + ")"
+    permutation (bits 14-8 clear; otherwise LLVM writes the number), else 5-bit AND, OR and XOR
+    masks of the lane id."""
+    if offset & 0xFF00 == 0x8000:
+        return "swizzle(QUAD_PERM," + ",".join(str(offset >> (2 * i) & 3) for i in range(4)) + ")"
     and_mask, or_mask, xor_mask = offset & 0x1F, offset >> 5 & 0x1F, offset >> 10 & 0x1F
     if offset >> 15:
         return str(offset)

@@ -54,6 +54,7 @@ def run_steps(path: str, text: str, steps, options: dict | None = None, judge=No
     there is none); given, a step whose prediction is no faster than the text before it is undone."""
     from ..analysis import Analysis
     from ..fixes import FixRefused
+    from ..fixes.toolkit.pipeline import apply_pass
     from ..parse.source import parse_text
 
     values = option_values(options or {}, for_optimize=True)
@@ -67,7 +68,7 @@ def run_steps(path: str, text: str, steps, options: dict | None = None, judge=No
             continue
         module = importlib.import_module(module_name)
         try:
-            result = module.apply(analysis, dict(values))
+            result = apply_pass(step, module, analysis, dict(values))
         except FixRefused as exc:
             out.append(StepOutcome(step, False, f"skipped: {exc}", text))
             continue

@@ -3,19 +3,20 @@
 What is modelled (parameters in :mod:`isalint.hw.timing`):
 
 * **Issue.** A wave issues at most one instruction per cycle, in order. Across the waves of the
-  SIMD, ``issue_per_cycle`` decides how many issue together: with 1 (the default) the SIMD issues
-  one instruction per cycle, whatever its unit; with more, the rule AMD documents for its
-  scheduler applies - at most one instruction per category per cycle, each from a different wave,
-  the categories being VALU (a VOPD pair is one VALU instruction), SALU and scalar memory (one
-  category: SMEM does not issue separately from the SALU), LDS, vector memory, branch, and
-  messages/other. ``s_waitcnt``, ``s_nop``, ``s_barrier`` and the hints are internal: they take no
+  SIMD, ``issue_per_cycle`` decides how many issue together: by default (5) the rule AMD documents
+  for its scheduler and SQ thread traces of a 7900 XTX show - at most one instruction per category
+  per cycle, each from a different wave, the categories being VALU (a VOPD pair is one VALU
+  instruction), SALU and scalar memory (one category: SMEM does not issue separately from the SALU),
+  LDS, vector memory, branch, and messages/other; with 1 the SIMD issues one instruction per cycle,
+  whatever its unit. ``s_waitcnt``, ``s_nop``, ``s_barrier`` and the hints are internal: they take no
   category. Ready waves are chosen in round-robin order (the scan starts after the wave that last
-  issued to the VALU). Why the default is 1: see ``issue_per_cycle`` in :mod:`isalint.hw.timing`.
+  issued to the VALU). The sources: ``issue_per_cycle`` in :mod:`isalint.hw.timing`.
 * **VALU.** One instruction per cycle; a VOPD pair is one instruction. A VGPR-bank stall
   (:mod:`isalint.hw.vgpr_banks`) keeps the VALU busy ``bank_stall_exposure`` of its cycles; quarter-rate
   ops keep it busy 4 cycles. A result can be read ``valu_latency`` cycles after issue (6 for 64-bit
-  results, 8 for quarter-rate ops, 10 for transcendental ones): a dependent instruction waits, and
-  the SIMD issues for other waves meanwhile.
+  results, 8 for quarter-rate ops, 10 for transcendental ones), by an LDS or vector memory
+  instruction ``valu_memory_latency`` cycles after issue: a dependent instruction waits, and the
+  SIMD issues for other waves meanwhile.
 * **ALU dependencies.** A wave whose next instruction reads an ALU result still in flight waits
   while the SIMD issues other waves' instructions - when an ``s_delay_alu`` names the dependency.
   When none does (:mod:`isalint.model.alu_delays`), the front end stays with the wave that just
@@ -54,7 +55,7 @@ _INF = float("inf")
 
 class _Wave:
     __slots__ = ("id", "group", "pc", "ready", "why", "at_barrier", "done", "end", "regs", "lds", "smem", "vm",
-                 "vs", "last_lds", "last_vm", "marks", "arrived_pc", "arrived_at")
+                 "vs", "last_lds", "last_vm", "marks", "arrived_pc", "arrived_at", "vregs")
 
     def __init__(self, wid: int, group: int):
         self.id = wid
@@ -66,6 +67,7 @@ class _Wave:
         self.done = False
         self.end = 0.0
         self.regs: dict[str, float] = {}
+        self.vregs: dict[str, float] = {}  # VALU results: when an LDS or vector memory instruction may read them
         self.lds: list[float] = []
         self.smem: list[float] = []
         self.vm: list[float] = []
@@ -119,6 +121,7 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
     unit_free = [0.0] * 12
     lds_free = vmem_free = 0.0
     lds_lat, vm_lat, smem_lat = timing.lds_latency, timing.vmem_latency, timing.smem_latency
+    mem_lat = timing.valu_memory_latency
     branch_pen, barrier_cyc = timing.branch_taken_cycles, timing.barrier_cycles
     causes = _new_causes()
     by_loop: dict[object, dict[str, float]] = {}
@@ -227,6 +230,12 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                     x = regs.get(r)
                     if x is not None and x > dep:
                         dep = x
+                if u == LDS or u == VMEM:
+                    vregs = w.vregs
+                    for r in c.reads:
+                        x = vregs.get(r)
+                        if x is not None and x > dep:
+                            dep = x
                 if dep > t + EPS:
                     w.ready, w.why = dep, "dependency"
                     continue
@@ -248,8 +257,11 @@ def simulate_round(stream: Stream, cost_of, loop_of, timing: Timing, groups: int
                     if c.fma == 2:
                         issued["vopd"] += 1
                     lat = t + c.latency
+                    mem = t + mem_lat
+                    vregs = w.vregs
                     for r in c.writes:
                         regs[r] = lat
+                        vregs[r] = mem
                     w.why = "salu_branch"
                 else:
                     unit_free[u] = t + 1.0

@@ -13,35 +13,18 @@ from __future__ import annotations
 from . import FixRefused, FixResult
 from .toolkit.edits import Edits
 from .toolkit.hints import add_missing_delays
+from .toolkit.pcrel import refusal
 from .toolkit.verify import reparse
 
 WRITES_HINTS = True  # the pipeline's finishing step (hints for a pass's new code) is this pass itself
 
 
-def constant_pc_offset(program) -> int | None:
-    """The first ``s_getpc_b64`` whose address is moved by a number, not by a symbol or label
-    difference the assembler works out (``s_getpc_b64 s[66:67]; s_add_i32 s68, 0xc98, 4; s_add_u32
-    s66, s66, s68; ...; s_setpc_b64``, as a disassembled code object has it): an instruction index,
-    else None. A line written anywhere in such code can move the address it reaches."""
-    instrs = program.instrs
-    for i, ins in enumerate(instrs):
-        if ins.opcode != "s_getpc_b64":
-            continue
-        follow = instrs[i + 1:i + 6]
-        if not any(op.kind in ("expr", "label") for f in follow for st in f.stmts for op in st.operands):
-            return i
-    return None
-
-
 def apply(analysis, options: dict | None = None) -> FixResult:
     from ..model.alu_delays import pending_dependencies
 
-    at = constant_pc_offset(analysis.program)
-    if at is not None:
-        ins = analysis.program.instrs[at]
-        raise FixRefused(f"{analysis.program.path}:{ins.lineno}: s_getpc_b64 with a numeric offset: a hint written "
-                         f"before the address it computes would move that address (make the offset a label "
-                         f"difference first)")
+    refused = refusal(analysis.program, "writes s_delay_alu hints")
+    if refused is not None:  # before any work: a hint written anywhere in such code may move the target
+        raise refused
     text, notes = add_missing_delays(analysis)
     if text is None:
         return FixResult(Edits(analysis.program).render(),

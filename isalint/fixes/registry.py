@@ -76,6 +76,9 @@ PASSES: tuple[Pass, ...] = (
                           "instead of two.",
          (LOOP, Option("--keep-occupancy", "--double-buffer: refuse when the second LDS tile would leave room for "
                                            "fewer workgroups per CU."))),
+    Pass("peel-last", "Run the loop's last iteration after it (its FMAs alone): no copy guard in the loop, one "
+                      "counter add and one branch per copy; with two copies the second loads from SGPR bases of "
+                      "its own.", (LOOP,)),
     Pass("delay-alu", "Write the s_delay_alu hints DELAY001 finds missing."),
     Pass("metadata", "Rewrite VGPR/SGPR counts in the descriptor, metadata and comments.", in_optimize=False),
 )

@@ -2,13 +2,16 @@
 
 Every number the throughput model uses is a field of :class:`Timing`; :data:`PARAMETERS` says
 where each comes from. :func:`for_gpu` gives another RDNA3 part (:mod:`.gpus`): its CUs, clock, DRAM
-bandwidth and VGPR file, with the latencies and calibrated values below kept. Four kinds of source:
+bandwidth and VGPR file, with the latencies and calibrated values below kept. The kinds of source:
 
 * ``spec`` - the product's published figures (as listed in Part 1 of the GEMM worklog this project
   grew from: 48 WGPs, 96 CUs, 192 SIMDs at 2.5 GHz, 960 GB/s of GDDR6);
 * ``isa`` - the RDNA3 Instruction Set Architecture reference guide (AMD, February 2023);
 * ``llvm`` - LLVM's AMDGPU backend: the ``GFX11SpeedModel`` of ``SISchedule.td`` (the latencies
   the compiler schedules gfx11 code with) and ``AMDGPUInsertDelayAlu.cpp``;
+* ``trace`` - SQ thread traces taken on a 7900 XTX (the SQTT examples of tinygrad's repository),
+  decoded and joined to isalint's program model by ``benchmarks/bench_issue_rule.py``
+  (``benchmarks/results/issue_rule.md``);
 * ``calibrated`` - no public figure fits; the value was fitted to the observation named in its
   source text and then checked, not refitted, on the other kernels
   (``benchmarks/bench_estimate.py`` prints the comparison);
@@ -41,7 +44,8 @@ class Timing:
     trans_latency: int = latency.TRANS_LATENCY
     wmma_cycles: int = latency.WMMA_CYCLES
     bank_stall_exposure: float = 0.45
-    issue_per_cycle: int = 1
+    valu_memory_latency: int = 17
+    issue_per_cycle: int = 5
     # -- issue, scalar unit and control flow -------------------------------------------------------------
     salu_latency: int = latency.SALU_LATENCY
     branch_taken_cycles: int = 32
@@ -124,17 +128,20 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                             "Fitted to an RGP observation, not to a run time: reference kernel 5's FMA block "
                             "repeated 32 times cannot pass 75% VALU utilisation; with the bank model's 49 stall "
                             "cycles per 66 instructions that is 66 / 0.75 - 66 = 22 lost cycles, 0.45 of 49"),
-    "issue_per_cycle": ("instructions", "assumption",
-                        "instructions the SIMD issues per cycle, each from a different wave. 1: one, whatever "
-                        "its unit (s_waitcnt, s_nop, s_barrier, s_delay_alu and s_clause take none). 2-5: the "
-                        "rule AMD documents for its scheduler, at most one instruction per category per cycle - "
-                        "VALU (a VOPD pair is one), SALU with SMEM, LDS, vector memory, branch, other (ROCm "
-                        "Compute Profiler, 'Pipeline descriptions: Scheduler' and 'Compute unit', written for "
-                        "the GCN/CDNA compute unit; LLVM's GFX11SpeedModel gives each category its own "
-                        "resource). The default stays 1: the documented rule alone puts reference kernel 6 at "
-                        "96% VALU utilisation where RGP measured 76.2%, and kernels 4, 6 and 7 15-18% fast, "
-                        "so the one-issue rule stands in for losses the model does not otherwise know (README, "
-                        "'Where the model is off')"),
+    "issue_per_cycle": ("instructions", "trace",
+                        "instructions the SIMD issues per cycle, each from a different wave, at most one per "
+                        "category - VALU (a VOPD pair is one), SALU with SMEM, LDS, vector memory, branch, other "
+                        "(the rule AMD documents for its scheduler: ROCm Compute Profiler, 'Pipeline "
+                        "descriptions: Scheduler'; LLVM's GFX11SpeedModel gives each category its own resource). "
+                        "SQ thread traces of a 7900 XTX show it: in 2,828 issues one wave never issued twice in a "
+                        "cycle, while different waves issued SALU + VALU (32 cycles), LDS + VALU, vector memory + "
+                        "VALU, branch + VALU (8 each) and LDS + SALU + VALU (4) together, never two of one "
+                        "category. 1 gives the single-issue rule the model used before (s_waitcnt, s_nop, "
+                        "s_barrier, s_delay_alu and s_clause take no issue slot either way)"),
+    "valu_memory_latency": ("cycles", "trace",
+                            "cycles from a VALU instruction's issue until an LDS or vector memory instruction of "
+                            "the wave may read its VGPR result: 17-18 in SQ thread traces of a 7900 XTX (42 "
+                            "pairs, benchmarks/bench_issue_rule.py), where a VALU instruction reads it after 5"),
     "salu_latency": ("cycles", "llvm", "GFX11SpeedModel WriteSALU = 2"),
     "branch_taken_cycles": ("cycles", "llvm",
                             "a branch that leaves the wave's prefetched code holds the wave while the target is "
@@ -144,7 +151,9 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                            "such a branch also keeps the whole SIMD from issuing this long (six waves would "
                            "otherwise hide its cost entirely). The mechanism is not public; fitted to an RGP "
                            "observation, not to a run time: reference kernel 6, one taken branch per k step, "
-                           "ran at 76.2% VALU utilisation; 2 cycles put the model at 76.3% (0: 77.8%, 3: 75.6%)"),
+                           "ran at 76.2% VALU utilisation; 2 cycles put the model at 76.3% (0: 77.8%, 3: 75.6%) under the "
+                           "single-issue rule it was fitted with. Under the per-category rule of the traces the model "
+                           "puts kernel 6 at 89%: the rest of the loss is not a branch's, and is not refitted here"),
     "icache_line_bytes": ("bytes", "llvm", "instruction cache line (SIISelLowering.cpp, getPrefLoopAlignment: "
                                            "'On GFX10 I$ is 4 x 64 bytes cache lines'; RGP counts 64-byte "
                                            "instruction cache requests)"),

@@ -69,8 +69,9 @@ Parameters (:class:`Params`) and why they have these values:
 What the model leaves out: dependency stalls between back-to-back dependent
 instructions (``s_delay_alu`` covers them), the transcendental unit, VGPR reads
 of memory instructions (they have their own path), the source reads of a WMMA
-(spread over the passes of its own execution: each 8-VGPR operand covers every
-bank twice whatever its registers), other waves sharing the SIMD.
+(spread over the passes of its own execution; BANK001 counts the measured
++2 cycles of a WMMA whose A, B or C operands start in one bank apart), other
+waves sharing the SIMD.
 A non-VALU instruction that writes VGPRs (``ds_load``, ``global_load``)
 invalidates the cached copies of those registers; so does a VALU write.
 
@@ -271,9 +272,9 @@ def _op_from_instr(ins, half_of=None) -> BankOp:
 def _op_from_instr_uncached(ins, half_of=None) -> BankOp:
     klass = ins.klass
     if ins.opcode.startswith("v_wmma_"):
-        # a WMMA reads its 16-24 source VGPRs over the passes of its own multi-cycle execution: no
-        # operand-cache stall to model, and none a register choice could avoid (8 consecutive VGPRs
-        # cover every bank twice). It issues as one VALU instruction and its results land as any.
+        # a WMMA reads its 16-24 source VGPRs over the passes of its own multi-cycle execution, not
+        # through the operand caches (BANK001 adds the cycles a shared starting bank of its A, B or C
+        # costs). It issues as one VALU instruction and its results land as any.
         writes = [("DSTX", r) for r in ins.defs if _vgpr(r) is not None]
         return BankOp([], writes, True, None, ins.index, ins.lineno, False, ins)
     if klass == "vopd" or (klass in ("valu", "trans") and not ins.opaque):

@@ -142,6 +142,18 @@ def _load() -> None:
     _TEXT, _INDEX = text, index
 
 
+# Opcodes LLVM 19 assembles for gfx11 processors that AMD's RDNA3 tables (and so the generated data)
+# do not list, in the generated rows' format: ``v_illegal``, the all-zero word (VOP2 opcode 0), which
+# raises an illegal-instruction exception; and RDNA3.5's ``s_singleuse_vdst`` (gfx1150, gfx1151,
+# gfx1152: SOPP opcode 19, a hint that a VALU result is read only once; no register).
+EXTRA_ROWS = {
+    "s_singleuse_vdst": {"enc": "SOPP", "cls": "other", "op": 19, "ops": [["simm16", "use", 16, "imm"]],
+                         "idef": [], "iuse": [], "cnt": [], "fmt": ["B16/SIMM16"]},
+    "v_illegal": {"enc": "VOP2", "cls": "other", "op": 0, "ops": [], "idef": [], "iuse": [], "cnt": [],
+                  "fmt": []},
+}
+
+
 def _row(key: str) -> dict | None:
     if _INDEX is None:
         _load()
@@ -149,7 +161,7 @@ def _row(key: str) -> dict | None:
     if row is None:
         at = _INDEX.get(key)
         if at is None:
-            return None
+            return EXTRA_ROWS.get(key)
         row = _ROWS[key] = _DECODER.raw_decode(_TEXT, at)[0]
     return row
 

@@ -47,7 +47,7 @@ import re
 import sys
 from pathlib import Path
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 WAVE32 = True  # gfx1100 default; lane masks are 32 bits, VCC is vcc_lo and EXEC is exec_lo
 
 # --------------------------------------------------------------------------------------------
@@ -924,6 +924,12 @@ def build(t: Tables) -> dict:
             # vdata is the data register of both directions; atomics return into it (glc)
             role = {"vmem_load": "def", "vmem_store": "use", "vmem_atomic": "defuse"}.get(klass, "use")
             ops = [dict(o, role=role) if o["name"] == "vdata" else o for o in ops]
+            if klass == "vmem_load" and e["encoding"] != "MIMG":
+                # a D16 load that writes only some 16-bit halves of vdata keeps the others
+                # ("VDATA[31:16] is preserved"): vdata is read as well as written
+                pc = _Pcode(t.pcode.get(e["key"]))
+                ops = [dict(o, role="defuse") if o["name"] == "vdata" and pc.written("VDATA")
+                       and not pc.covers("VDATA", max(o.get("bits") or 32, 32)) else o for o in ops]
         row = {"enc": e["encoding"], "cls": klass, "op": opcode,
                "ops": [_op_row(o) for o in ops],
                "idef": e["idefs"], "iuse": e["iuses"], "cnt": counters}

@@ -6,9 +6,14 @@ coordinates of the ``dim`` (x, y, z, slice, fragment...), then the LOD, clamp or
 ``_cl``, ``_mip``). With ``a16`` the coordinates and the LOD/clamp are 16-bit and two share a
 dword; with ``_g16`` the derivatives are 16-bit (two per dword, the count rounded up to even). A contiguous ``vaddr`` (``v[4:5]``) of more than 12 dwords is written as 16, and 8
 registers are also accepted where 5 to 7 are needed; the non-sequential form (``[v4, v9]``, NSA)
-names exactly one register per dword. The data (``vdata``) holds one dword per channel of
-``dmask`` (4 for ``gather4``, which returns one channel of four texels), halved and rounded up with
-``d16``, plus one with ``tfe`` or ``lwe`` (the fetch status).
+names exactly one register per dword. The ray-tracing ``image_bvh_intersect_ray`` takes 11 dwords
+(node pointer, ray extent, origin, direction and inverse direction, three each) and
+``image_bvh64_intersect_ray`` 12 (a 64-bit node pointer); with ``a16`` the direction and inverse
+direction are 16-bit and share three dwords (8 and 9). The data (``vdata``) holds one dword per
+channel of ``dmask`` (4 for ``gather4`` and ``image_msaa_load``, which return one channel of four
+texels or samples), halved and rounded up with ``d16``, plus one with ``tfe`` (the fetch status).
+With ``lwe`` alone LLVM's code generator allocates the status dword too, but its assembler does not
+count it: both widths are taken as written.
 
 Facts: RDNA3 ISA guide, "Image Memory Instructions" (address VGPR ordering, A16, G16, D16, DMASK,
 NSA); LLVM AMDGPU (``getAddrSizeMIMGOp``, the per-dim coordinate and gradient counts), whose
@@ -33,9 +38,14 @@ def _dim(modifiers: dict) -> tuple[int, int] | None:
     return DIMS.get(name)
 
 
+# the ray-tracing instructions' address dwords, without and with a16
+_BVH = {"image_bvh_intersect_ray": (11, 8), "image_bvh64_intersect_ray": (12, 9)}
+
+
 def address_dwords(mnemonic: str, modifiers: dict) -> int | None:
-    """The dwords of ``vaddr``; None where it is not a function of the mnemonic and modifiers
-    (the ray-tracing ``image_bvh*`` instructions) or the ``dim`` is unknown."""
+    """The dwords of ``vaddr``; None where the ``dim`` is unknown."""
+    if mnemonic in _BVH:
+        return _BVH[mnemonic]["a16" in modifiers]
     if not mnemonic.startswith("image_") or mnemonic.startswith("image_bvh"):
         return None
     dim = _dim(modifiers)
@@ -72,10 +82,17 @@ def address_widths(mnemonic: str, modifiers: dict, nsa: bool) -> tuple[int, ...]
 
 
 def data_dwords(mnemonic: str, modifiers: dict) -> int | None:
-    """The dwords of ``vdata``; None for the ``image_bvh*`` instructions (fixed by the ISA data)."""
+    """The dwords of ``vdata`` (with ``lwe``'s status dword); None for the ``image_bvh*``
+    instructions (fixed by the ISA data)."""
+    widths = data_widths(mnemonic, modifiers)
+    return widths[0] if widths else None
+
+
+def data_widths(mnemonic: str, modifiers: dict) -> tuple[int, ...] | None:
+    """The register counts a written ``vdata`` may have (see the module doc), the widest first."""
     if not mnemonic.startswith("image_") or mnemonic.startswith("image_bvh"):
         return None
-    if mnemonic.startswith("image_gather4"):
+    if mnemonic.startswith(("image_gather4", "image_msaa_load")):
         n = 4
     else:
         raw = modifiers.get("dmask")
@@ -86,6 +103,8 @@ def data_dwords(mnemonic: str, modifiers: dict) -> int | None:
         n = max(1, bin(mask).count("1"))
     if "d16" in modifiers:
         n = ceil(n / 2)
-    if "tfe" in modifiers or "lwe" in modifiers:
-        n += 1
-    return n
+    if "tfe" in modifiers:
+        return (n + 1,)
+    if "lwe" in modifiers:
+        return (n + 1, n)
+    return (n,)

@@ -22,7 +22,8 @@ offset offset0 offset1 glc slc dlc nv lds tfe gds idxen offen addr64 format dmas
 clamp mul div op_sel op_sel_hi neg_lo neg_hi quad_perm row_shl row_shr row_ror row_mirror row_half_mirror
 row_share row_xmask row_bcast wave_shl wave_shr wave_rol wave_ror row_mask bank_mask bound_ctrl fi dpp8
 byte_sel index_key wait_exp wait_vdst wait_va_vdst wait_vm_vsrc done compr vm row en row_en
-""".split())
+noa16 nor128 notfe nolwe nod16 nounorm noglc noslc nodlc nogds noclamp
+""".split())  # the no- forms: LLVM's spelling of a bit left clear
 _COMMENT_FACT = re.compile(r";\s*(NumVgprs|NumSgprs|ScratchSize|Occupancy|LDSByteSize|NumVGPRsForWavesPerEU|"
                            r"NumSGPRsForWavesPerEU):\s*(\d{1,18})(?!\d)")
 
@@ -691,7 +692,23 @@ def match_operands(stmt: Statement, info: OpInfo, wave64: bool = False) -> list[
         slot = Slot(spec.name, spec.role, op, regs)
         shared[(id(op), id(spec))] = (spec, slot)
         slots.append(slot)
+    if encoding == "MIMG":
+        _image_address_read(slots, stmt)
     return slots
+
+
+def _image_address_read(slots: list[Slot], stmt: Statement) -> None:
+    """An image instruction reads as many address dwords as its dim, variant and modifiers make: a
+    contiguous ``vaddr`` the assembler wants wider (8 registers for 5 to 7 dwords, 16 for more than
+    12; :mod:`isalint.isa.mimg`) names registers the instruction does not read."""
+    from ..isa import mimg
+
+    mods = {m.name: (m.value if m.value is not None else "") for m in stmt.modifiers}
+    for k, slot in enumerate(slots):
+        if slot.name == "vaddr":
+            n = mimg.address_dwords(stmt.mnemonic, mods)
+            if n is not None and len(slot.regs) > n:
+                slots[k] = Slot(slot.name, slot.role, slot.operand, slot.regs[:n])
 
 
 # Slots are never changed once made, nor their register lists, and the parser makes one operand node
@@ -746,8 +763,9 @@ def _image_specs(specs: list[OperandSpec], stmt: Statement) -> list[OperandSpec]
                 n = op.count if op is not None and op.count in widths else widths[0]
                 s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
         elif s.name == "vdata":
-            n = mimg.data_dwords(stmt.mnemonic, mods)
-            if n is not None:
+            widths = mimg.data_widths(stmt.mnemonic, mods)
+            if widths is not None:
+                n = op.count if op is not None and op.count in widths else widths[0]
                 s = OperandSpec(s.name, s.role, 32 * n, s.kind, s.optional)
         out.append(s)
     return out

@@ -60,11 +60,17 @@ Verify (:mod:`.verify`)
     ``check_no_new_wait_hazards(old_program, new_program)``: "internal error" refusals.
 Pipeline (:mod:`.pipeline`) — used by ``isalint fix`` and ``isalint optimize``
     ``run_passes(analysis, names, options) -> Outcome`` (original, text, summaries, refused,
-    only_metadata; ``names`` as the registry spells them, ``dual-fmac``); ``finish_pass(module, before,
+    only_metadata; ``names`` as the registry spells them, ``dual-fmac``); ``apply_pass(name, module,
+    analysis, options)`` (a pass's ``apply`` behind the guard of :mod:`.pcrel`); ``finish_pass(module, before,
     text, path)`` (the hints a pass's new code needs); ``validate(path, original, candidate, gemm_n,
     code_unchanged)`` (assemble and compare machine code, or emulate both, :mod:`isalint.validate`);
     ``validator_missing()``;
     ``write_atomic(target, text)``.
+PC-relative code (:mod:`.pcrel`)
+    ``constant_pc_offset(program)``, ``refusal(program, what)``, ``guard(program, text, name)``: code that
+    reaches an address by a numeric offset from ``s_getpc_b64`` (a disassembled code object) must keep
+    every instruction where it is; the pipeline refuses any pass's output that adds, removes or changes
+    one there (with the ``s_getpc_b64`` line and the reason), the input left untouched.
 Destination (:mod:`.destination`) — used by ``isalint fix`` and ``isalint assemble``
     ``check_destination(target)`` before any work (regular file or none, through symlinks, in a
     directory where a file can be created), ``write(dest, data)`` (temporary file and rename, mode kept

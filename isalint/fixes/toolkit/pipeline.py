@@ -49,7 +49,7 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
     out.sizes = tuple(sorted({n for m in modules for n in getattr(m, "VALIDATE_SIZES", (256,))}))
     for n, (name, module) in enumerate(zip(names, modules)):
         try:
-            result = module.apply(analysis, options)
+            result = apply_pass(name, module, analysis, options)
         except FixRefused as exc:
             return Outcome(original, original, out.summaries, (name, str(exc)), out.only_metadata, out.only_hints,
                            out.sizes)
@@ -60,6 +60,18 @@ def run_passes(analysis, names: list[str], options: dict) -> Outcome:
         if n < len(names) - 1:
             analysis = Analysis.from_source(parse_text(out.text, path))
     return out
+
+
+def apply_pass(name: str, module, analysis, options: dict):
+    """``module.apply(analysis, options)``, refused (:class:`FixRefused`, with the line and the reason)
+    when it adds, removes or changes an instruction of code that reaches an address by a numeric
+    offset from ``s_getpc_b64`` (:mod:`.pcrel`): the one guard every pass that changes code has."""
+    result = module.apply(analysis, options)
+    if not getattr(module, "ONLY_METADATA", False):
+        from .pcrel import guard
+
+        guard(analysis.program, result.text, name)
+    return result
 
 
 def finish_pass(module, before: str, text: str, path: str) -> tuple[str, list[str]]:
