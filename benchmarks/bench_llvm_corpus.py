@@ -9,7 +9,8 @@ ballots...) is compiled for gfx1100 in four variants:
 * ``O3``: ``-O3``; ``O1``: ``-O1``; ``w64``: ``-O3 -mwavefrontsize64``; ``cu``: ``-O3 -mcumode``,
 
 with ``clang -x hip --offload-arch=gfx1100 --cuda-device-only -nogpulib -S`` into ``--out`` (default
-/work/corpus/llvm-broad, outside the repository: the assembly is not kept). Each ``.s`` is assembled
+``isalint-llvm-corpus`` in the system's temporary directory, outside the repository: the assembly is
+not kept). Each ``.s`` is assembled
 by ``llvm-mc -triple=amdgcn-amd-amdhsa -mcpu=gfx1100`` (``-mattr=+wavefrontsize64`` for ``w64``; a
 file it refuses is counted, and checked all the same), then
 ``isalint check --format json --exit-zero`` runs on it alone, so that an internal error (a traceback)
@@ -30,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import subprocess
 import sys
 from pathlib import Path
@@ -81,7 +83,7 @@ def isalint_check(isalint: list[str], path: Path) -> tuple[list[dict], str | Non
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="/work/corpus/llvm-broad")
+    ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "isalint-llvm-corpus"))
     ap.add_argument("--table", default=str(HERE / "results" / "llvm_corpus.md"))
     ap.add_argument("--clang", default="clang-19")
     ap.add_argument("--llvm-mc", default="llvm-mc-19")

@@ -26,8 +26,7 @@ SGEMM_DIR = REPO / "fixtures" / "inputs" / "sgemm"
 SGEMM = SGEMM_DIR / "sgemm.s"
 BATCHED = SGEMM_DIR / "sgemm_tn_batched.s"
 _LIB_CANDIDATES = [os.environ.get("ISALINT_TENSILE_LIBRARY", ""),
-                   "/usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary_gfx1100.co",
-                   "/work/trixie/root/usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary_gfx1100.co"]
+                   "/usr/lib/x86_64-linux-gnu/rocblas/2.47.0/library/TensileLibrary_gfx1100.co"]
 TENSILE = next((Path(p) for p in _LIB_CANDIDATES if p and Path(p).is_file()), None)
 
 
