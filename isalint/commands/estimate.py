@@ -79,7 +79,8 @@ def peak_problem(est) -> str | None:
         cause = "wrong ABI? " + cause[0].upper() + cause[1:]
     else:
         cause = (f"wrong launch or wrong ABI? The launch ({est.launch_source or 'as given'}) or the arguments "
-                 "(a, b, c, N, alpha, beta) do not match what the kernel computes")
+                 f"({'as bound' if est.work is not None else 'a, b, c, N, alpha, beta'}) do not match what the "
+                 "kernel computes")
     return (f"predicted {est.tflops:.1f} {rate_unit(est.dtype)} is above the {est.timing.gpu} peak of "
             f"{est.peak_flops / 1e12:.1f} for {DTYPE_TEXT[est.dtype]}, so it is no estimate: {cause}")
 
@@ -147,10 +148,76 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     return est
 
 
+def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None, grid, block, params=None,
+                       kernel_name: str | None = None, gpu: str = "7900xtx"):
+    """Estimate a launch whose arguments are bound by name (``--arg``, kernels.json ``"args"``, ``--tensile``);
+    exits 2 with one line when it cannot be estimated, saying why."""
+    from ..estimate import EstimateError, estimate
+    from ..estimate.tensile import TensileError
+    from ..hw.gpus import UnknownGpu
+    from ..hw.timing import for_gpu
+    from ..model.bindings import BindingError
+    from ..model.launch import Launch
+    from ..parse.reading import is_binary
+    from ..validate.expect import ExpectError
+    from .bound_launch import bound_launch
+
+    if is_binary(path):
+        analysis = load_analysis(path, kernel=kernel_name)
+        kernel_name = None
+    else:
+        analysis = load_analysis(path)
+    program = analysis.program
+    if not program.kernels:
+        fail(f"{path}: no kernel in the file")
+    kernel = program.kernels[0]
+    if kernel_name is not None:
+        kernel = next((k for k in program.kernels if k.name == kernel_name), None)
+        if kernel is None:
+            fail(f"{path}: no kernel named {kernel_name} (kernels: {', '.join(k.name for k in program.kernels)})")
+    try:
+        timing = for_gpu(gpu).with_(**(params or {}))
+    except UnknownGpu as exc:
+        fail(str(exc))
+    try:
+        bl = bound_launch(path, kernel, items, grid, block, expect, tensile)
+    except (BindingError, TensileError, ExpectError) as exc:
+        fail(f"{path}: kernel {kernel.name}: {exc}")
+    values = dict(bl.values)
+    for k, name in enumerate(bl.bindings.matrices):  # placeholder addresses: the estimate reads no buffer
+        values[name] = (k + 1) << 32
+    g = bl.grid
+    launch = Launch(bl.grid, bl.block, values, group=(g[0] // 2, g[1] // 2, g[2] // 2))
+    k_steps = bl.work.k if bl.work is not None else 1
+    try:
+        est = estimate(program, k_steps, bl.grid, bl.block, timing, kernel, launch=launch, abi="arguments",
+                       work=bl.work)
+    except EstimateError as exc:
+        where = f"{path}:{exc.line}" if exc.line and not is_binary(path) else path
+        fail(f"{where}: kernel {kernel.name}: cannot be estimated: {exc}")
+    except (ArithmeticError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
+        fail(f"{path}: kernel {kernel.name}: cannot be estimated: the model failed on it "
+             f"({type(exc).__name__}: {exc})")
+    est.launch_source = bl.source
+    est.launch_defaults = []
+    est.notes[:0] = bl.notes
+    if bl.work is None:
+        est.notes.insert(0, "no FLOP count: give --expect 'C = alpha*A@B + beta*C' (or --tensile) to rate it")
+    check_peak(est)
+    return est
+
+
 def _args(kernel):
     from ..model.launch import kernel_args
 
     return kernel_args(kernel)
+
+
+def _entry_has_args(path: str) -> bool:
+    from ..validate.gemm import fixture_entry
+
+    entry = fixture_entry(path)
+    return bool(entry and entry.get("args"))
 
 
 def parameter_table() -> str:
@@ -175,15 +242,18 @@ def render(est) -> str:
 
     r = est.residency
     unit = "WGP" if r.wgp_mode else "CU"
+    what = f"{'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}"
+    if est.work is not None:
+        what = est.work.text + "".join(f", {k}={v}" for k, v in est.work.dims.items() if isinstance(v, int))
     lines = [
-        f"{est.path}: kernel {est.kernel}, {'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}: "
+        f"{est.path}: kernel {est.kernel}, {what}: "
         f"grid {'x'.join(map(str, est.grid))}, "
         f"block {'x'.join(map(str, est.block))}",
         f"  launch      {est.launch_source or 'as given'}"
         + (f" (defaults: {', '.join(est.launch_defaults)})" if est.launch_defaults else ""),
         f"  predicted   {est.predicted_ms:.3f} ms"
         + (f", {est.tflops:.1f} {rate_unit(est.dtype)} (peak {est.peak_flops / 1e12:.1f} {DTYPE_TEXT[est.dtype]} "
-           f"on {est.timing.gpu})"
+           f"on {est.timing.gpu}; efficiency {100 * est.efficiency:.1f}%)"
            if est.tflops else ""),
         f"  occupancy   {est.occupancy_waves:g} waves per SIMD: {r.groups_per_unit} workgroup(s) of "
         f"{r.waves_per_group} waves per {unit} ({'WGP' if r.wgp_mode else 'CU'} mode), limited by {r.limit} "
@@ -227,10 +297,19 @@ def render(est) -> str:
 @click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default: kernels.json, the kernel's "
                               ".reqd_workgroup_size or launch bounds, else 128, which the output marks as a default).")
 @click.option("--kernel", "kernel_name", help="Kernel to estimate when the file has several (of a code object: a glob).")
+@click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
+              help="Bind a kernel argument by its metadata name or position: a number, an expression over bound "
+                   "scalars (lda=K), or a buffer as matrix(ROWS,COLS[,TYPE]) (TYPE f32 by default, f16, bf16, i8, "
+                   "i32 ...). Instead of --gemm, for any signature.")
+@click.option("--expect", "expect", metavar="FORMULA",
+              help="What the bound launch computes, e.g. 'C = alpha*A@B + beta*C' (or 'gemm'): its FLOP count.")
+@click.option("--tensile", "tensile", metavar="M,N,K[,B]",
+              help="Set a Tensile kernel's arguments (sizes, strides of packed layouts per the name's transposes, "
+                   "alpha 1, beta 0, tensor addresses) and its launch for this problem size.")
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Override one timing parameter (see --parameters).")
 @click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")
-def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, param_items, show_params):
+def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect, tensile, param_items, show_params):
     """Predict a GEMM kernel's run time on an RDNA3 GPU (default: Radeon 7900 XTX) and show where the cycles go."""
     from ..validate.runner import UsageError, parse_dims
 
@@ -244,8 +323,17 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, param_items, show_
         return
     if path is None:
         fail("give the kernel file: isalint estimate FILE --gemm N")
+    if gemm_n is None and (arg_items or tensile or expect or _entry_has_args(path)):
+        est = run_bound_estimate(path, arg_items, tensile, expect, grid, block, parse_params(param_items),
+                                 kernel_name, gpu)
+        click.echo(json.dumps(est.to_json(), indent=2) if fmt == "json" else render(est))
+        return
+    if gemm_n is not None and (arg_items or tensile or expect):
+        fail("--gemm N is the GEMM ABI (a, b, c, N, alpha, beta); --arg, --expect and --tensile describe any other "
+             "signature: give one or the other")
     if gemm_n is None:
-        fail("give the GEMM size: --gemm N")
+        fail("give the GEMM size: --gemm N (the GEMM ABI), or bind the kernel's arguments with --arg NAME=VALUE "
+             "(or --tensile M,N,K[,B] for a Tensile kernel)")
     if gemm_n < 1:
         fail(f"--gemm {gemm_n}: N must be positive")
     try:

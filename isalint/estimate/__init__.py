@@ -5,6 +5,6 @@ kernel's real instruction stream, with the latencies and bandwidths of :mod:`isa
 and scales the result to the whole GPU. It sits on the program model and the target's facts;
 nothing below it imports it.
 """
-from .prediction import CAUSE_TEXT, Estimate, EstimateError, LoopShare, estimate
+from .prediction import CAUSE_TEXT, Estimate, EstimateError, LoopShare, Work, estimate
 
-__all__ = ["CAUSE_TEXT", "Estimate", "EstimateError", "LoopShare", "estimate"]
+__all__ = ["CAUSE_TEXT", "Estimate", "EstimateError", "LoopShare", "Work", "estimate"]

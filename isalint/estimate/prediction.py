@@ -99,6 +99,22 @@ def _mix(blocks_run: list[int], cfg, program, costs: CostModel) -> Mix:
 
 
 @dataclass
+class Work:
+    """What a launch by argument bindings computes, for its rate and its DRAM floor: ``flop`` operations
+    (2 per multiply-accumulate), ``nbytes`` of DRAM traffic at least (every input read once, every
+    output written once), ``k`` the reduction length (the per-K-step figures divide by it)."""
+
+    flop: float
+    nbytes: float
+    k: int
+    text: str  # what is computed, as the user or the convention said it
+    dims: dict = field(default_factory=dict)  # named sizes (M, N, K, batch ...)
+
+    def to_json(self) -> dict:
+        return {"computes": self.text, "flop": self.flop, "dram_bytes": self.nbytes, "k": self.k, **self.dims}
+
+
+@dataclass
 class Estimate:
     path: str
     kernel: str
@@ -124,6 +140,7 @@ class Estimate:
     dtype: str = "fp32"  # what its peak is of: fp32 (VALU) or the WMMA data type it computes with
     launch_source: str = ""  # where the grid and block came from (see isalint/validate/gemm.py)
     launch_defaults: list[str] = field(default_factory=list)  # parts of the launch that are defaults
+    work: Work | None = None  # the problem of a launch by argument bindings (None: the GEMM ABI's N^3)
 
     @property
     def matrix(self) -> bool:
@@ -140,8 +157,16 @@ class Estimate:
 
     @property
     def flop(self) -> float:
-        """2 N^3 for a GEMM (``abi`` "gemm"); other kernels (a transpose) do no counted FLOPs."""
+        """2 N^3 for a GEMM (``abi`` "gemm"), the bound problem's count (:class:`Work`); other kernels (a
+        transpose) do no counted FLOPs."""
+        if self.work is not None:
+            return float(self.work.flop)
         return 2.0 * self.n ** 3 if self.abi in ("gemm", "gemm_f16") else 0.0
+
+    @property
+    def efficiency(self) -> float | None:
+        """Predicted throughput over the part's peak for the kernel's data type."""
+        return None if self.tflops is None else self.tflops * 1e12 / self.peak_flops
 
     @property
     def tflops(self) -> float | None:
@@ -152,6 +177,9 @@ class Estimate:
     @property
     def occupancy_waves(self) -> float:
         return self.residency.waves_per_simd
+
+    def _k_steps(self) -> int:
+        return max(1, self.work.k if self.work is not None else self.n)
 
     def fractions(self) -> dict[str, float]:
         total = sum(self.causes.values()) or 1.0
@@ -168,6 +196,8 @@ class Estimate:
             "block": list(self.block),
             "predicted_ms": round(self.predicted_ms, 4),
             "tflops": None if self.tflops is None else round(self.tflops, 3),
+            "efficiency": None if self.efficiency is None else round(self.efficiency, 4),
+            "problem": None if self.work is None else self.work.to_json(),
             "peak_tflops": round(self.peak_flops / 1e12, 2),
             "peak": DTYPE_TEXT[self.dtype],
             "dtype": self.dtype,
@@ -189,7 +219,7 @@ class Estimate:
                        "cycles": round(lp.cycles, 1), "share": round(lp.cycles / total, 4),
                        "breakdown": {c: round(v, 1) for c, v in lp.causes.items()}} for lp in self.loops],
             "instructions_per_wave": self.instructions_per_wave,
-            "per_k_step": {**{k: round(v, 3) for k, v in self.mix.per(self.n).items()},
+            "per_k_step": {**{k: round(v, 3) for k, v in self.mix.per(self._k_steps()).items()},
                            "vopd_share": None if self.mix.vopd_share is None else round(self.mix.vopd_share, 4)},
             "notes": list(self.notes),
             "parameters": {k: {"value": getattr(self.timing, k), "unit": u, "source": kind,
@@ -216,8 +246,9 @@ class EstimateError(ValueError):
 
 
 def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None,
-             launch: Launch | None = None, abi: str = "gemm") -> Estimate:
-    """Predict one launch of ``kernel`` (default: the program's first) on a GEMM of size ``n``."""
+             launch: Launch | None = None, abi: str = "gemm", work: Work | None = None) -> Estimate:
+    """Predict one launch of ``kernel`` (default: the program's first) on a GEMM of size ``n``, or on
+    ``launch`` (its arguments bound by name) computing ``work``."""
     from .scalar import TraceError
 
     if kernel is None:
@@ -277,20 +308,21 @@ def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None
         line = program.instrs[cfg.blocks[lp.header].first].lineno
         loops.append(LoopShare(label, line, lp.depth, trips.get(lp.header, 0), d))
     loops.sort(key=lambda s: -s.cycles)
-    nbytes = 4.0 * 4 * n * n
+    nbytes = work.nbytes if work is not None else 4.0 * 4 * n * n
     dram_ms = nbytes / timing.dram_bytes_per_s * 1e3
     issued = dict((full or last).issued) if (full or last) else {}
     notes = list(tr.notes)
     est = Estimate(program.path, kernel.name, n, grid, block, timing, res, rd.full, rd.last, cycles, causes, loops,
                    full.cycles if full else 0.0, last.cycles if last else 0.0, dram_ms, notes, issued,
                    tr.instructions, abi, _mix(tr.blocks, cfg, program, costs))
+    est.work = work
     sgprs = (kernel.metadata or {}).get(".sgpr_count")
     est.sgprs = int(sgprs) if sgprs is not None else None
     last_index = getattr(kernel, "last", len(program.instrs))
     est.dtype = kernel_dtype(program.instrs[i].opcode for i in range(kernel.first, last_index))
     if est.cycles / timing.clock_hz * 1e3 < dram_ms:
-        notes.append("bound by DRAM bandwidth: reading A, B and C and writing C once takes longer than the "
-                     "simulated SIMD time")
+        notes.append("bound by DRAM bandwidth: reading the inputs and writing the outputs once takes longer than "
+                     "the simulated SIMD time")
     return est
 
 

@@ -4,7 +4,9 @@ A GEMM kernel's loops are uniform: their counters live in SGPRs and their bounds
 kernel arguments (``N``) and the workgroup id. So the path of a wave is found by executing the
 scalar instructions (SALU, scalar loads of the kernel arguments, the branches) with the launch's
 real values, block by block, and ignoring the vector work. Values the scalar program cannot know
-(anything a VALU instruction writes to an SGPR, VCC or EXEC, loads from buffers) are *unknown*.
+(anything a VALU instruction writes to an SGPR, VCC or EXEC, loads from buffers) are *unknown*, except
+the mask of a ``v_cmp_*`` of two scalar operands, which every lane computes alike (EXEC or 0). A load
+of a kernel argument the launch gives no value is an error naming it (never a guess).
 
 Initial state: the user and system SGPRs of :mod:`isalint.model.launch` (the kernarg pointer, the
 workgroup ids), EXEC with every lane of a full wave set.
@@ -49,12 +51,21 @@ def gemm_launch(grid, block, n: int, alpha: float = 1.0, beta: float = 0.0) -> L
                   group=(gx // 2, gy // 2, gz // 2))
 
 
+class UnboundArgument(Exception):
+    """The kernel loads an argument the launch gives no value: its path would be a guess."""
+
+    def __init__(self, arg):
+        super().__init__(arg.name)
+        self.arg = arg
+
+
 class _State:
-    __slots__ = ("r", "kernarg")
+    __slots__ = ("r", "kernarg", "args")
 
     def __init__(self):
         self.r: dict[str, int | None] = {}
         self.kernarg: dict[int, int] = {}
+        self.args: list = []  # the visible arguments (a load of one without a value is refused)
 
 
 def _entry(kernel, launch: Launch) -> _State:
@@ -69,8 +80,10 @@ def _entry(kernel, launch: Launch) -> _State:
     wave = 32 if d.get(".amdhsa_wavefront_size32", 1) else 64
     st.r["exec_lo"] = M32
     st.r["exec_hi"] = 0 if wave == 32 else M32
-    segment, known = kernarg_segment(kernel_args(kernel), launch, complete=False)
+    args = kernel_args(kernel)
+    segment, known = kernarg_segment(args, launch, complete=False)
     st.kernarg = {i: b for i, (b, k) in enumerate(zip(segment, known)) if k}
+    st.args = [a for a in args if not a.kind.startswith("hidden_")]
     return st
 
 
@@ -131,7 +144,39 @@ class _Exec:
             return
         if klass == "waitcnt":
             return
+        if ins.opcode.startswith("v_cmp_") and self._uniform_compare(st, ins):
+            return
         self._unknown_defs(st, ins)
+
+    def _uniform_compare(self, st: _State, ins) -> bool:
+        """``v_cmp_*`` of two scalar operands (SGPRs, constants): every lane compares the same values, so
+        the mask it writes is EXEC or 0 (Tensile's ``v_cmp_eq_f32 vcc_lo, alpha, 0``). False when it
+        is not such a compare or a value is unknown."""
+        parts = ins.opcode.split("_")  # v, cmp, op, type[, e64]
+        if len(parts) < 4 or parts[1] != "cmp" or parts[3] not in _CMP_TYPES:
+            return False
+        op, ty = parts[2], parts[3]
+        stmt = ins.stmts[0]
+        ops = stmt.operands
+        if len(ops) != 3 or any(o.kind not in ("sgpr", "int", "float") for o in ops[1:]):
+            return False
+        if getattr(stmt, "modifiers", None) and any(getattr(m, "name", "") in ("neg", "abs", "clamp")
+                                                     for m in stmt.modifiers):
+            return False
+        width = 64 if ty.endswith("64") else 32
+        a, b = self.read(st, ops[1], width), self.read(st, ops[2], width)
+        if a is None or b is None:
+            return False
+        result = _compare(op, ty, a, b)
+        if result is None:
+            return False
+        exec_lo = st.r.get("exec_lo")
+        if exec_lo is None:
+            return False
+        wide = self.mask != M32
+        exec_v = exec_lo | ((st.r.get("exec_hi") or 0) << 32 if wide else 0)
+        self.write(st, ops[0], exec_v if result else 0, 64 if wide else 32)
+        return True
 
     @staticmethod
     def _unknown_defs(st: _State, ins) -> None:
@@ -201,8 +246,39 @@ class _Exec:
                 bs = [st.kernarg.get(addr + i) for i in range(4)]
                 if all(x is not None for x in bs):
                     val = bs[0] | bs[1] << 8 | bs[2] << 16 | bs[3] << 24
+                else:
+                    for a in st.args:
+                        if a.offset < addr + 4 and addr < a.offset + a.size:
+                            raise UnboundArgument(a)
             st.r[reg] = val
         return True
+
+
+_CMP_TYPES = frozenset({"f32", "i32", "u32", "f64", "i64", "u64"})
+
+
+def _compare(op: str, ty: str, a: int, b: int) -> bool | None:
+    """The VOPC comparison ``op`` of type ``ty`` on raw operand bits (None: not one modelled)."""
+    import math
+    import struct
+
+    if ty == "f32":
+        x, y = (struct.unpack("<f", struct.pack("<I", v & M32))[0] for v in (a, b))
+    elif ty == "f64":
+        x, y = (struct.unpack("<d", struct.pack("<Q", v & M64))[0] for v in (a, b))
+    elif ty[0] == "i":
+        bits = 64 if ty.endswith("64") else 32
+        x, y = (v - (1 << bits) if v >> (bits - 1) & 1 else v for v in (a & ((1 << bits) - 1), b & ((1 << bits) - 1)))
+    else:
+        x, y = a, b
+    unordered = ty[0] == "f" and (math.isnan(x) or math.isnan(y))
+    table = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y,
+             "lg": x != y and not unordered, "f": False, "t": True, "o": not unordered, "u": unordered,
+             "neq": not (x == y), "nlg": not (x < y or x > y), "ngt": not (x > y), "nge": not (x >= y),
+             "nlt": not (x < y), "nle": not (x <= y)}
+    if op not in table or (ty[0] != "f" and op in ("lg", "o", "u", "neq", "nlg", "ngt", "nge", "nlt", "nle")):
+        return None
+    return table[op]
 
 
 def _branch_taken(st: _State, mnemonic: str) -> bool | None:
@@ -256,7 +332,13 @@ def trace(program, kernel, cfg, launch: Launch, limit: int = 20_000_000) -> Trac
             if ins.ends_program():
                 b = None
                 break
-            ex.step(st, ins)
+            try:
+                ex.step(st, ins)
+            except UnboundArgument as exc:
+                a = exc.arg
+                raise TraceError(f"the kernel reads argument {a.name} (#{a.index}, {a.kind}, {a.size} bytes, "
+                                 f"offset {a.offset}) and nothing binds it: give --arg {a.name}=VALUE",
+                                 ins.lineno) from None
         if b is None:
             break
         term = instrs[blk.last - 1] if blk.last > blk.first else None
