@@ -40,7 +40,8 @@ then checked against the solution (``.max_flat_workgroup_size`` = the product of
 
 **Predictions.** Each (kernel, size) point is given to ``isalint estimate LIB --kernel NAME --tensile
 M,N,K,B --format json``; its ``efficiency`` (vs the part's peak for the data type) is compared with the
-measured one in the same units. ``--sample N`` takes N points stratified by file and size class;
+measured one in the same units. ``--sample N`` takes N points by systematic sampling over size class, file and size (each stratum
+gets its share);
 ``--jobs`` runs that many estimates at once. ``--dataset-only`` stops after reading and mapping.
 
 The logic files are read where they are: ``--logic`` (the navi31 folder, or a rocBLAS source tree that
@@ -359,26 +360,22 @@ def measured_us(p: Point, sclk_mhz: float) -> float | None:
 
 
 def sample(points: list, n: int) -> list:
-    """``n`` points spread over the (file, size class) strata in turn, evenly spaced within each."""
+    """``n`` points by systematic sampling of the points ordered by size class, then file, then size
+    (each file's sizes rotated by an offset of its own, so that a file and its _GB twin do not give the
+    same sizes): every stratum (size class, file) gets its share of the points, and its sizes are spread."""
+    import zlib
+
     if n <= 0 or n >= len(points):
         return list(points)
     strata: dict[tuple, list] = defaultdict(list)
     for p in points:
-        strata[(p.file, p.size_class)].append(p)
-    keys = sorted(strata)
-    want = {k: 0 for k in keys}
-    left, i = n, 0
-    while left:  # round robin over the strata that still have points
-        k = keys[i % len(keys)]
-        if want[k] < len(strata[k]):
-            want[k] += 1
-            left -= 1
-        i += 1
-    chosen = []
-    for k in keys:
-        pts, w = strata[k], want[k]
-        chosen += [pts[(j * len(pts)) // w] for j in range(w)] if w else []
-    return chosen
+        strata[(SIZE_CLASSES.index(p.size_class), p.file)].append(p)
+    ordered = []
+    for key in sorted(strata):
+        pts = strata[key]
+        shift = zlib.crc32(key[1].encode()) % len(pts)
+        ordered += pts[shift:] + pts[:shift]
+    return [ordered[int((j + 0.5) * len(ordered) / n)] for j in range(n)]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -411,6 +408,7 @@ class Outcome:
 
 
 def estimate_cli(library: str, kernel: str, p: Point) -> Outcome:
+    """One point through the command line (one process per point: the reference path)."""
     cmd = isalint_command() + ["estimate", library, "--kernel", kernel, "--tensile",
                                f"{p.m},{p.n},{p.k},{p.batch}", "--format", "json"]
     start = time.perf_counter()
@@ -418,22 +416,122 @@ def estimate_cli(library: str, kernel: str, p: Point) -> Outcome:
     out = Outcome(p, kernel, seconds=time.perf_counter() - start)
     if r.returncode != 0:
         lines = [x for x in r.stderr.strip().splitlines() if x.strip()]
-        out.refused = (lines[-1] if lines else f"exit {r.returncode}")[:400]
+        out.refused = _reason(lines[-1] if lines else f"exit {r.returncode}", library, kernel)
         return out
     try:
         doc = json.loads(r.stdout)
-    except json.JSONDecodeError:
-        out.refused = "output is not JSON"
-        return out
-    rec = doc[0] if isinstance(doc, list) and doc else doc
-    eff = rec.get("efficiency") if isinstance(rec, dict) else None
-    if eff is None:
-        out.refused = "no efficiency in the JSON output"
-        return out
-    out.efficiency = float(eff) * (100 if float(eff) <= 1.5 else 1)  # a fraction or a percentage
-    us = rec.get("time_us") or (rec.get("time_ms") and rec["time_ms"] * 1000) or rec.get("us")
-    out.us = float(us) if us is not None else None
+        out.efficiency = 100 * float(doc["efficiency"])  # JSON: a fraction of the peak
+        out.us = 1000 * float(doc["predicted_ms"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        out.refused = f"unreadable JSON output ({type(exc).__name__}: {exc})"
     return out
+
+
+def _reason(message: str, library: str, kernel: str) -> str:
+    """isalint's one-line refusal without the file and kernel it names."""
+    for prefix in ("isalint: ", f"{library}: ", f"{library}:{kernel}: ", f"kernel {kernel}: "):
+        if message.startswith(prefix):
+            message = message[len(prefix):]
+    return message.replace(f"{library}:{kernel}: ", "").replace(kernel, "KERNEL")[:400]
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(library: str, gpu: str) -> None:
+    """Each worker reads the code object once (the kernels' images; a listing is made per kernel)."""
+    from isalint.binary import codeobject
+    from isalint.hw.timing import for_gpu
+    from isalint.parse.reading import map_file
+
+    kernels, _ = codeobject.read(map_file(library), library)
+    _WORKER.update(library=library, images={k.name: k for k in kernels}, timing=for_gpu(gpu), cache=(None, None))
+
+
+def _analysis(name: str):
+    from isalint.analysis import Analysis
+    from isalint.binary import listing
+    from isalint.parse.source import parse_text
+
+    cached_name, cached = _WORKER["cache"]
+    if cached_name == name:
+        return cached
+    k = _WORKER["images"][name]
+    analysis = Analysis.from_source(parse_text(listing.render(k), k.display), {"target": k.target})
+    _WORKER["cache"] = (name, analysis)
+    return analysis
+
+
+def estimate_here(kernel: str, p: Point) -> Outcome:
+    """One point in this process, through the steps of ``isalint estimate --tensile`` (bound_launch,
+    estimate, the peak check), the kernel's analysis kept for the next point of the same kernel."""
+    from isalint.commands.bound_launch import bound_launch
+    from isalint.commands.estimate import peak_problem
+    from isalint.estimate import EstimateError, estimate
+    from isalint.estimate.tensile import TensileError
+    from isalint.model.bindings import BindingError
+    from isalint.model.launch import Launch
+    from isalint.validate.expect import ExpectError
+
+    start = time.perf_counter()
+    out = Outcome(p, kernel)
+    library = _WORKER["library"]
+    try:
+        analysis = _analysis(kernel)
+        program = analysis.program
+        k = program.kernels[0]
+        bl = bound_launch(library, k, (), None, None, None, f"{p.m},{p.n},{p.k},{p.batch}")
+        values = dict(bl.values)
+        for i, name in enumerate(bl.bindings.matrices):  # placeholder addresses, as the command sets them
+            values[name] = (i + 1) << 32
+        g = bl.grid
+        launch = Launch(bl.grid, bl.block, values, group=(g[0] // 2, g[1] // 2, g[2] // 2))
+        est = estimate(program, bl.work.k, bl.grid, bl.block, _WORKER["timing"], k, launch=launch,
+                       abi="arguments", work=bl.work)
+        problem = peak_problem(est)
+        if problem:
+            out.refused = problem
+        else:
+            out.efficiency = 100 * est.efficiency
+            out.us = 1000 * est.predicted_ms
+    except (BindingError, TensileError, ExpectError) as exc:
+        out.refused = _reason(str(exc), library, kernel)
+    except EstimateError as exc:
+        out.refused = "cannot be estimated: " + _reason(str(exc), library, kernel)
+    except (ArithmeticError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
+        out.refused = f"cannot be estimated: the model failed on it ({type(exc).__name__}: {exc})"[:400]
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _estimate_chunk(chunk: list) -> list:
+    return [estimate_here(kernel, p) for kernel, p in chunk]
+
+
+def estimate_all(library: str, asked: list, jobs: int, via: str = "api", gpu: str = "7900xtx",
+                 progress=None) -> list:
+    """Outcomes of ``asked`` ((kernel, point) pairs) in their order: in ``jobs`` worker processes that each
+    read the library once (``via="api"``) or one ``isalint estimate`` process per point (``via="cli"``)."""
+    if via == "cli":
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return list(pool.map(lambda kp: estimate_cli(library, kp[0], kp[1]), asked))
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = sorted(range(len(asked)), key=lambda i: asked[i][0])  # a kernel's points together
+    chunks = [order[i:i + 16] for i in range(0, len(order), 16)]
+    results: list = [None] * len(asked)
+    done = 0
+    with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_worker_init, initargs=(library, gpu)) as pool:
+        futures = {pool.submit(_estimate_chunk, [asked[i] for i in c]): c for c in chunks}
+        from concurrent.futures import as_completed
+
+        for f in as_completed(futures):
+            for i, o in zip(futures[f], f.result()):
+                results[i] = o
+            done += len(futures[f])
+            if progress:
+                progress(done, len(asked))
+    return results
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -651,6 +749,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="estimates at once (default 2)")
     ap.add_argument("--tuning-sclk", type=float, default=BOOST_MHZ, metavar="MHZ",
                     help=f"the clock the efficiencies are relative to (default {BOOST_MHZ})")
+    ap.add_argument("--via", choices=("api", "cli"), default="api",
+                    help="api: in worker processes that read the library once (default); cli: one `isalint "
+                         "estimate` process per point")
     ap.add_argument("--dataset-only", action="store_true", help="read and map, estimate nothing")
     ap.add_argument("--out", default=None, help=f"the Markdown report (default {DEFAULT_OUT.relative_to(REPO)})")
     ap.add_argument("--points", help="write every point with its measured and predicted values here (JSON)")
@@ -688,8 +789,11 @@ def main(argv: list[str] | None = None) -> int:
         if interface:
             outcomes = [Outcome(p, k, refused=interface) for k, p in asked]
         else:
-            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-                outcomes = list(pool.map(lambda kp: estimate_cli(library, kp[0], kp[1]), asked))
+            def progress(done: int, total: int) -> None:
+                if sys.stderr.isatty() or done == total or done % 200 < 16:
+                    print(f"bench_heldout_navi31: {done:,}/{total:,} points estimated", file=sys.stderr)
+
+            outcomes = estimate_all(library, asked, args.jobs, args.via, progress=progress)
     total_s = time.perf_counter() - start
     load_after = os.getloadavg()
 
