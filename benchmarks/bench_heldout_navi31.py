@@ -739,6 +739,62 @@ def accuracy_section(outcomes: list, sclk: float) -> list[str]:
     return lines
 
 
+def rank_cases(logics: list, mappings: dict, sizes_per_file: int) -> list:
+    """(logic file, its winner point, [(solution, kernel)]) for ``sizes_per_file`` sizes of each strided file:
+    every solution of the file is to be estimated at the size."""
+    cases = []
+    for lg in logics:
+        if lg.problem.endswith("_GB") or not lg.points or lg.family == "SB":
+            continue
+        m = mappings[lg.name]
+        for p in sample([p for p in lg.points if p.efficiency > 0], sizes_per_file):
+            cases.append((lg, p, [(s.index, m.kernel[s.index]) for s in lg.solutions if s.index in m.kernel]))
+    return cases
+
+
+def rank_section(cases: list, outcomes: list) -> list[str]:
+    """Does the model pick the measured winner among the file's solutions?"""
+    lines = ["## Does the model pick the winner?", ""]
+    it = iter(outcomes)
+    rows = []
+    for lg, p, sols in cases:
+        got = [(idx, next(it)) for idx, _ in sols]
+        pred = {idx: o.efficiency for idx, o in got if o.efficiency is not None}
+        if p.solution not in pred:
+            rows.append((lg, p, None, len(sols), len(pred), None))
+            continue
+        order = sorted(pred, key=lambda i: -pred[i])
+        rank = 1 + sum(1 for i in pred if pred[i] > pred[p.solution])
+        share = pred[p.solution] / pred[order[0]] if pred[order[0]] > 0 else float("nan")
+        rows.append((lg, p, rank, len(sols), len(pred), share))
+    ranked = [r for r in rows if r[2] is not None]
+    if not ranked:
+        return lines + [f"{len(rows)} sizes, none with the winner estimated."]
+    top1 = sum(1 for r in ranked if r[2] == 1)
+    top5 = sum(1 for r in ranked if r[2] <= 5)
+    lines += [
+        f"At {len(rows)} sizes of the strided files, every solution of the file estimated "
+        f"({sum(r[4] for r in rows):,} estimates, {sum(r[3] - r[4] for r in rows):,} refused). The measured "
+        "winner is the fastest of the candidates tuned for that size; the file's other solutions won elsewhere "
+        "and may not all have been candidates there (logic files are merged from tuning runs), so this bounds "
+        "the model's choice from below.",
+        "",
+        f"- the model's first choice is the measured winner at **{top1} of {len(ranked)}** sizes "
+        f"({100 * top1 / len(ranked):.0f} %); among its first five at {top5} ({100 * top5 / len(ranked):.0f} %); "
+        f"median rank of the winner {statistics.median(r[2] for r in ranked):g} of "
+        f"{statistics.median(r[4] for r in ranked):g} estimated;",
+        f"- the winner's predicted efficiency is a median {100 * statistics.median(r[5] for r in ranked):.0f} % "
+        "of the model's best for the size.",
+        "",
+        "| file | M x N x K | winner's rank | estimated | winner / model's best |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for lg, p, rank, n, est, share in rows:
+        lines.append(f"| {lg.name} | {p.m}x{p.n}x{p.k} | {rank if rank else 'refused'} | {est} of {n} | "
+                     f"{_fmt(100 * share if share is not None else None, '.0f')} % |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logic", help=f"the navi31 logic folder or a rocBLAS source tree (default: ${LOGIC_ENV})")
@@ -752,6 +808,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--via", choices=("api", "cli"), default="api",
                     help="api: in worker processes that read the library once (default); cli: one `isalint "
                          "estimate` process per point")
+    ap.add_argument("--rank-sizes", type=int, default=0, metavar="N",
+                    help="also estimate every solution of each strided file at N of its sizes: does the model "
+                         "pick the measured winner?")
     ap.add_argument("--dataset-only", action="store_true", help="read and map, estimate nothing")
     ap.add_argument("--out", default=None, help=f"the Markdown report (default {DEFAULT_OUT.relative_to(REPO)})")
     ap.add_argument("--points", help="write every point with its measured and predicted values here (JSON)")
@@ -778,6 +837,8 @@ def main(argv: list[str] | None = None) -> int:
     map_s = time.perf_counter() - start - read_s
 
     outcomes: list[Outcome] = []
+    cases: list = []
+    rank_outcomes: list = []
     interface = None
     asked: list = []
     if not args.dataset_only and library:
@@ -794,6 +855,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"bench_heldout_navi31: {done:,}/{total:,} points estimated", file=sys.stderr)
 
             outcomes = estimate_all(library, asked, args.jobs, args.via, progress=progress)
+            if args.rank_sizes:
+                cases = rank_cases(logics, mappings, args.rank_sizes)
+                rank_asked = [(k, Point(p.file, p.family, p.trans, p.general_batched, p.m, p.n, p.batch, p.k, p.ld,
+                                        idx, p.efficiency)) for _, p, sols in cases for idx, k in sols]
+                rank_outcomes = estimate_all(library, rank_asked, args.jobs, args.via, progress=progress)
     total_s = time.perf_counter() - start
     load_after = os.getloadavg()
 
@@ -822,6 +888,8 @@ def main(argv: list[str] | None = None) -> int:
                     "for that reason."]
         else:
             out += accuracy_section(outcomes, args.tuning_sclk)
+            if cases:
+                out += [""] + rank_section(cases, rank_outcomes)
     text = "\n".join(out) + "\n"
     print(text)
     target = Path(args.out) if args.out else DEFAULT_OUT

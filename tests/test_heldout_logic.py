@@ -161,3 +161,26 @@ def test_bad_logic_file_is_one_line_with_its_line(tmp_path, name):
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert f"navi31_{name}:{line}: " in r.stderr
+
+
+def test_in_process_estimate_is_the_command_line_one():
+    """The benchmark's in-process path (the library read once per worker) gives what ``isalint estimate
+    --tensile`` prints, for a winner of a small and of a large size."""
+    path = one_per_family(real_files())[0]
+    if not LIBRARY.is_file():
+        pytest.skip("rocBLAS's TensileLibrary_gfx1100.co is not installed (set ISALINT_TENSILE_LIBRARY)")
+    if held.estimate_interface():
+        pytest.skip("this isalint's estimate has no --tensile")
+    lg = held.read_logic(path)
+    kernels = held.library_kernels(str(LIBRARY))
+    mapping = held.map_solutions(lg, kernels)
+    points = sorted((p for p in lg.points if p.efficiency > 0), key=lambda p: p.flops)
+    picked = [points[len(points) // 4], points[-1]]
+    asked = [(mapping.kernel[p.solution], p) for p in picked]
+    here = held.estimate_all(str(LIBRARY), asked, jobs=1, via="api")
+    there = held.estimate_all(str(LIBRARY), asked, jobs=1, via="cli")
+    for a, b in zip(here, there):
+        assert a.refused == b.refused
+        if a.refused is None:
+            assert a.efficiency == pytest.approx(b.efficiency, abs=0.01)  # the JSON rounds to 4 digits
+            assert a.us == pytest.approx(b.us, rel=1e-3, abs=0.06)  # and the time to 0.1 us
