@@ -405,6 +405,16 @@ class Outcome:
     us: float | None = None  # predicted time
     refused: str | None = None  # isalint's one-line reason
     seconds: float = 0.0
+    limit: str = ""  # what the prediction is bound by: "dram", or the largest share of the SIMD's cycles
+
+
+def _limit(cycles_ms: float, dram_ms: float, shares: dict) -> str:
+    if dram_ms >= cycles_ms:
+        return "dram"
+    if not shares:
+        return ""
+    top = max(shares, key=shares.get)
+    return f"{top} {100 * shares[top]:.0f} %"
 
 
 def estimate_cli(library: str, kernel: str, p: Point) -> Outcome:
@@ -422,6 +432,9 @@ def estimate_cli(library: str, kernel: str, p: Point) -> Outcome:
         doc = json.loads(r.stdout)
         out.efficiency = 100 * float(doc["efficiency"])  # JSON: a fraction of the peak
         out.us = 1000 * float(doc["predicted_ms"])
+        shares = {c: v["share"] for c, v in doc.get("breakdown", {}).items()}
+        dram = float(doc.get("dram_bound_ms") or 0)
+        out.limit = _limit(0.0 if dram >= out.us / 1000 else out.us / 1000, dram, shares)
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         out.refused = f"unreadable JSON output ({type(exc).__name__}: {exc})"
     return out
@@ -494,6 +507,9 @@ def estimate_here(kernel: str, p: Point) -> Outcome:
         else:
             out.efficiency = 100 * est.efficiency
             out.us = 1000 * est.predicted_ms
+            total = sum(est.causes.values()) or 1.0
+            out.limit = _limit(est.cycles / est.timing.clock_hz * 1e3, est.dram_ms,
+                               {c: v / total for c, v in est.causes.items()})
     except (BindingError, TensileError, ExpectError) as exc:
         out.refused = _reason(str(exc), library, kernel)
     except EstimateError as exc:
@@ -682,7 +698,8 @@ def facts_section(sclk: float, logics: list) -> list[str]:
     ]
 
 
-def accuracy_section(outcomes: list, sclk: float) -> list[str]:
+def accuracy_section(outcomes: list, sclk: float, floor: float) -> list[str]:
+    """``floor``: the shortest measured time of the whole dataset (us)."""
     scale = sclk / BOOST_MHZ
     done = [o for o in outcomes if o.efficiency is not None]
     refused = [o for o in outcomes if o.refused]
@@ -731,11 +748,19 @@ def accuracy_section(outcomes: list, sclk: float) -> list[str]:
         if groups[g]:
             lines.append(row(g, groups[g]))
     worst = sorted(done, key=lambda o: -abs(o.efficiency - o.point.efficiency * scale))[:20]
-    lines += ["", "Worst 20:", "", "| file | M x N x K | measured | predicted | kernel |", "| --- | --- | --- | --- | --- |"]
+    lines += ["", f"Worst 20 (absolute error; the measured times at {sclk:,.0f} MHz):", "",
+              "| file | M x N x K | measured | predicted | measured us | predicted us | predicted bound by | kernel |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for o in worst:
         p = o.point
         lines.append(f"| {p.file} | {p.m}x{p.n}x{p.k} | {p.efficiency * scale:.1f} | {o.efficiency:.1f} | "
-                     f"`{o.kernel[:60]}...` |")
+                     f"{_fmt(measured_us(p, sclk))} | {_fmt(o.us)} | {o.limit} | `{o.kernel.split('_SN_')[0]}` |")
+    low = [o for o in done if measured_us(o.point, sclk) <= 1.5 * floor]
+    if low:
+        ratio = statistics.median(measured_us(o.point, sclk) / o.us for o in low if o.us)
+        lines += ["", f"Launch-bound points: {len(low)} measured within 1.5x of the shortest measured time "
+                  f"({floor:.1f} us, the same for every file: the launch and timing floor of the tuning's client); "
+                  f"the model, which has no launch overhead, predicts them a median {ratio:.1f}x faster."]
     return lines
 
 
@@ -795,6 +820,44 @@ def rank_section(cases: list, outcomes: list) -> list[str]:
     return lines
 
 
+def plot(outcomes: list, sclk: float, path: str) -> str:
+    """Predicted vs measured, one dot per (kernel, size): efficiency, and time on log axes. Returns a line
+    for the report."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "No plot: matplotlib is not installed."
+    scale = sclk / BOOST_MHZ
+    done = [o for o in outcomes if o.efficiency is not None]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5))
+    for fam, colour in zip(("HB", "HHS", "BBS", "I8II"), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+        os_ = [o for o in done if o.point.family == fam]
+        if not os_:
+            continue
+        ax1.scatter([o.point.efficiency * scale for o in os_], [o.efficiency for o in os_], s=6, alpha=0.5,
+                    color=colour, label=fam)
+        ax2.scatter([measured_us(o.point, sclk) for o in os_], [o.us for o in os_], s=6, alpha=0.5, color=colour,
+                    label=fam)
+    ax1.plot([0, 100], [0, 100], color="grey", lw=0.8)
+    ax1.set(xlabel="measured efficiency, % of peak", ylabel="predicted efficiency, % of peak", xlim=(0, 100),
+            ylim=(0, 100), title="efficiency")
+    lo = min([measured_us(o.point, sclk) for o in done] + [o.us for o in done if o.us]) / 2
+    hi = max([measured_us(o.point, sclk) for o in done] + [o.us for o in done if o.us]) * 2
+    ax2.plot([lo, hi], [lo, hi], color="grey", lw=0.8)
+    ax2.set(xscale="log", yscale="log", xlabel="measured time, us", ylabel="predicted time, us", title="time")
+    for ax in (ax1, ax2):
+        ax.legend(loc="upper left", fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"isalint estimate vs rocBLAS 5.5.1 navi31 measurements ({len(done):,} points)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return f"Plot: `{Path(path).name}`."
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logic", help=f"the navi31 logic folder or a rocBLAS source tree (default: ${LOGIC_ENV})")
@@ -813,6 +876,7 @@ def main(argv: list[str] | None = None) -> int:
                          "pick the measured winner?")
     ap.add_argument("--dataset-only", action="store_true", help="read and map, estimate nothing")
     ap.add_argument("--out", default=None, help=f"the Markdown report (default {DEFAULT_OUT.relative_to(REPO)})")
+    ap.add_argument("--plot", metavar="FILE.png", help="draw predicted vs measured (needs matplotlib)")
     ap.add_argument("--points", help="write every point with its measured and predicted values here (JSON)")
     args = ap.parse_args(argv)
 
@@ -887,9 +951,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"({'a sample of ' + str(args.sample) if args.sample else 'every mapped point'}) are refused "
                     "for that reason."]
         else:
-            out += accuracy_section(outcomes, args.tuning_sclk)
+            floor = min(measured_us(p, args.tuning_sclk) for lg in logics for p in lg.points if p.efficiency > 0)
+            out += accuracy_section(outcomes, args.tuning_sclk, floor)
             if cases:
                 out += [""] + rank_section(cases, rank_outcomes)
+            if args.plot:
+                out += ["", plot(outcomes, args.tuning_sclk, args.plot)]
     text = "\n".join(out) + "\n"
     print(text)
     target = Path(args.out) if args.out else DEFAULT_OUT
@@ -898,7 +965,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.points:
         rows = [{"file": o.point.file, "m": o.point.m, "n": o.point.n, "k": o.point.k, "batch": o.point.batch,
                  "kernel": o.kernel, "measured": o.point.efficiency, "predicted": o.efficiency,
-                 "predicted_us": o.us, "refused": o.refused, "seconds": round(o.seconds, 3)} for o in outcomes]
+                 "measured_us": measured_us(o.point, args.tuning_sclk), "predicted_us": o.us, "limit": o.limit,
+                 "refused": o.refused, "seconds": round(o.seconds, 3)} for o in outcomes]
         Path(args.points).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return 0
 
