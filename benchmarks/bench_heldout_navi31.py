@@ -135,6 +135,21 @@ class Point:
         return f"{self.family} {self.trans}"
 
 
+def stride_items(p: Point) -> list[str]:
+    """``--arg`` items that give the kernel the leading dimensions the point was measured with (the logic
+    file's LDD, LDC, LDA, LDB; ``--tensile`` alone assumes packed matrices), batch strides and tensor sizes
+    to match."""
+    ldd, ldc, lda, ldb = p.ld
+    a_cols = p.m if p.trans[0] == "T" else p.k  # A stored K x M (Alik) or M x K (Ailk)
+    b_cols = p.k if p.trans[1] == "T" else p.n  # B stored N x K (Bjlk) or K x N (Bljk)
+    items = []
+    for t, ld, cols in (("D", ldd, p.n), ("C", ldc, p.n), ("A", lda, a_cols), ("B", ldb, b_cols)):
+        items += [f"stride{t}0={ld}", f"stride{t}1={ld * cols}"]
+        if t != "D":
+            items.append(f"size{t}={ld * cols * p.batch}")
+    return items
+
+
 @dataclass
 class Logic:
     path: str
@@ -417,10 +432,12 @@ def _limit(cycles_ms: float, dram_ms: float, shares: dict) -> str:
     return f"{top} {100 * shares[top]:.0f} %"
 
 
-def estimate_cli(library: str, kernel: str, p: Point) -> Outcome:
+def estimate_cli(library: str, kernel: str, p: Point, packed: bool = False) -> Outcome:
     """One point through the command line (one process per point: the reference path)."""
     cmd = isalint_command() + ["estimate", library, "--kernel", kernel, "--tensile",
                                f"{p.m},{p.n},{p.k},{p.batch}", "--format", "json"]
+    for item in ([] if packed else stride_items(p)):
+        cmd += ["--arg", item]
     start = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     out = Outcome(p, kernel, seconds=time.perf_counter() - start)
@@ -475,7 +492,7 @@ def _analysis(name: str):
     return analysis
 
 
-def estimate_here(kernel: str, p: Point) -> Outcome:
+def estimate_here(kernel: str, p: Point, packed: bool = False) -> Outcome:
     """One point in this process, through the steps of ``isalint estimate --tensile`` (bound_launch,
     estimate, the peak check), the kernel's analysis kept for the next point of the same kernel."""
     from isalint.commands.bound_launch import bound_launch
@@ -493,7 +510,8 @@ def estimate_here(kernel: str, p: Point) -> Outcome:
         analysis = _analysis(kernel)
         program = analysis.program
         k = program.kernels[0]
-        bl = bound_launch(library, k, (), None, None, None, f"{p.m},{p.n},{p.k},{p.batch}")
+        items = () if packed else stride_items(p)
+        bl = bound_launch(library, k, items, None, None, None, f"{p.m},{p.n},{p.k},{p.batch}")
         values = dict(bl.values)
         for i, name in enumerate(bl.bindings.matrices):  # placeholder addresses, as the command sets them
             values[name] = (i + 1) << 32
@@ -520,17 +538,17 @@ def estimate_here(kernel: str, p: Point) -> Outcome:
     return out
 
 
-def _estimate_chunk(chunk: list) -> list:
-    return [estimate_here(kernel, p) for kernel, p in chunk]
+def _estimate_chunk(chunk: list, packed: bool) -> list:
+    return [estimate_here(kernel, p, packed) for kernel, p in chunk]
 
 
 def estimate_all(library: str, asked: list, jobs: int, via: str = "api", gpu: str = "7900xtx",
-                 progress=None) -> list:
+                 progress=None, packed: bool = False) -> list:
     """Outcomes of ``asked`` ((kernel, point) pairs) in their order: in ``jobs`` worker processes that each
     read the library once (``via="api"``) or one ``isalint estimate`` process per point (``via="cli"``)."""
     if via == "cli":
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(lambda kp: estimate_cli(library, kp[0], kp[1]), asked))
+            return list(pool.map(lambda kp: estimate_cli(library, kp[0], kp[1], packed), asked))
     from concurrent.futures import ProcessPoolExecutor
 
     order = sorted(range(len(asked)), key=lambda i: asked[i][0])  # a kernel's points together
@@ -538,7 +556,7 @@ def estimate_all(library: str, asked: list, jobs: int, via: str = "api", gpu: st
     results: list = [None] * len(asked)
     done = 0
     with ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_worker_init, initargs=(library, gpu)) as pool:
-        futures = {pool.submit(_estimate_chunk, [asked[i] for i in c]): c for c in chunks}
+        futures = {pool.submit(_estimate_chunk, [asked[i] for i in c], packed): c for c in chunks}
         from concurrent.futures import as_completed
 
         for f in as_completed(futures):
@@ -874,6 +892,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rank-sizes", type=int, default=0, metavar="N",
                     help="also estimate every solution of each strided file at N of its sizes: does the model "
                          "pick the measured winner?")
+    ap.add_argument("--packed", action="store_true",
+                    help="launch with packed matrices (--tensile's strides) instead of the leading dimensions "
+                         "the logic file gives")
     ap.add_argument("--dataset-only", action="store_true", help="read and map, estimate nothing")
     ap.add_argument("--out", default=None, help=f"the Markdown report (default {DEFAULT_OUT.relative_to(REPO)})")
     ap.add_argument("--plot", metavar="FILE.png", help="draw predicted vs measured (needs matplotlib)")
@@ -918,12 +939,14 @@ def main(argv: list[str] | None = None) -> int:
                 if sys.stderr.isatty() or done == total or done % 200 < 16:
                     print(f"bench_heldout_navi31: {done:,}/{total:,} points estimated", file=sys.stderr)
 
-            outcomes = estimate_all(library, asked, args.jobs, args.via, progress=progress)
+            outcomes = estimate_all(library, asked, args.jobs, args.via, progress=progress,
+                                    packed=args.packed)
             if args.rank_sizes:
                 cases = rank_cases(logics, mappings, args.rank_sizes)
                 rank_asked = [(k, Point(p.file, p.family, p.trans, p.general_batched, p.m, p.n, p.batch, p.k, p.ld,
                                         idx, p.efficiency)) for _, p, sols in cases for idx, k in sols]
-                rank_outcomes = estimate_all(library, rank_asked, args.jobs, args.via, progress=progress)
+                rank_outcomes = estimate_all(library, rank_asked, args.jobs, args.via, progress=progress,
+                                             packed=args.packed)
     total_s = time.perf_counter() - start
     load_after = os.getloadavg()
 
