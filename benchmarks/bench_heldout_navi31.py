@@ -804,27 +804,30 @@ def rank_section(cases: list, outcomes: list) -> list[str]:
         got = [(idx, next(it)) for idx, _ in sols]
         pred = {idx: o.efficiency for idx, o in got if o.efficiency is not None}
         if p.solution not in pred:
-            rows.append((lg, p, None, len(sols), len(pred), None))
+            rows.append((lg, p, None, len(sols), len(pred), None, 0.0))
             continue
-        order = sorted(pred, key=lambda i: -pred[i])
-        rank = 1 + sum(1 for i in pred if pred[i] > pred[p.solution])
-        share = pred[p.solution] / pred[order[0]] if pred[order[0]] > 0 else float("nan")
-        rows.append((lg, p, rank, len(sols), len(pred), share))
+        w = pred[p.solution]
+        better = sum(1 for i in pred if pred[i] > w)
+        ties = sum(1 for i in pred if pred[i] == w) - 1
+        best = max(pred.values())
+        rank = 1 + better + ties / 2  # a tie broken at random: the winner's expected place
+        rows.append((lg, p, rank, len(sols), len(pred), w / best if best > 0 else float("nan"),
+                     1 / (1 + ties) if better == 0 else 0.0))
     ranked = [r for r in rows if r[2] is not None]
     if not ranked:
         return lines + [f"{len(rows)} sizes, none with the winner estimated."]
-    top1 = sum(1 for r in ranked if r[2] == 1)
+    top1 = sum(r[6] for r in ranked)  # a tie for first counts as the chance of picking the winner
     top5 = sum(1 for r in ranked if r[2] <= 5)
     lines += [
         f"At {len(rows)} sizes of the strided files, every solution of the file estimated "
         f"({sum(r[4] for r in rows):,} estimates, {sum(r[3] - r[4] for r in rows):,} refused). The measured "
         "winner is the fastest of the candidates tuned for that size; the file's other solutions won elsewhere "
-        "and may not all have been candidates there (logic files are merged from tuning runs), so this bounds "
-        "the model's choice from below.",
+        "and may not all have been candidates there (logic files are merged from tuning runs): a miss may "
+        "name a solution that was never timed at that size.",
         "",
-        f"- the model's first choice is the measured winner at **{top1} of {len(ranked)}** sizes "
+        f"- the model's first choice is the measured winner at **{top1:.1f} of {len(ranked)}** sizes "
         f"({100 * top1 / len(ranked):.0f} %); among its first five at {top5} ({100 * top5 / len(ranked):.0f} %); "
-        f"median rank of the winner {statistics.median(r[2] for r in ranked):g} of "
+        f"median rank of the winner {statistics.median(r[2] for r in ranked):g} (ties at their middle) of "
         f"{statistics.median(r[4] for r in ranked):g} estimated;",
         f"- the winner's predicted efficiency is a median {100 * statistics.median(r[5] for r in ranked):.0f} % "
         "of the model's best for the size.",
@@ -832,8 +835,8 @@ def rank_section(cases: list, outcomes: list) -> list[str]:
         "| file | M x N x K | winner's rank | estimated | winner / model's best |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for lg, p, rank, n, est, share in rows:
-        lines.append(f"| {lg.name} | {p.m}x{p.n}x{p.k} | {rank if rank else 'refused'} | {est} of {n} | "
+    for lg, p, rank, n, est, share, _ in rows:
+        lines.append(f"| {lg.name} | {p.m}x{p.n}x{p.k} | {f'{rank:g}' if rank else 'refused'} | {est} of {n} | "
                      f"{_fmt(100 * share if share is not None else None, '.0f')} % |")
     return lines
 
