@@ -24,24 +24,29 @@ class BoundLaunch:
     notes: list[str] = field(default_factory=list)
 
 
-def entry_items(entry: dict | None, where: str) -> list[str]:
-    """The ``"args"`` of a kernels.json entry as NAME=VALUE items (a list of them, or an object)."""
+def entry_items(entry: dict | None, where: str) -> list[tuple[str, str, str]]:
+    """The ``"args"`` of a kernels.json entry as (NAME, VALUE, where) items (a list of NAME=VALUE
+    strings, or an object)."""
     if not entry or "args" not in entry:
         return []
     raw = entry["args"]
     if isinstance(raw, dict):
-        return [f"{k}={v}" for k, v in raw.items()]
+        return [(str(k), str(v), where) for k, v in raw.items()]
     if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
-        return list(raw)
+        return [(*split_item(x, where), where) for x in raw]
     raise BindingError(f"{where}: \"args\" must be a list of \"NAME=VALUE\" strings or an object")
 
 
-def merge_items(base: list[str], override: list[str], args) -> list[str]:
+def _item_name(item) -> str:
+    return split_item(item)[0] if isinstance(item, str) else str(item[0])
+
+
+def merge_items(base: list, override: list, args) -> list:
     """``base`` items (kernels.json) with those ``override`` (the command line) binds again dropped."""
     from ..model.bindings import resolve_name
 
-    taken = {resolve_name(split_item(i)[0], args) for i in override}
-    return [i for i in base if resolve_name(split_item(i)[0], args, "kernels.json") not in taken] + list(override)
+    taken = {resolve_name(_item_name(i), args) for i in override}
+    return [i for i in base if resolve_name(_item_name(i), args, "kernels.json") not in taken] + list(override)
 
 
 def _dims(text, env, what: str) -> tuple[int, int, int]:
@@ -82,7 +87,7 @@ def bound_launch(path: str, kernel, items, grid_text=None, block_text=None, expe
         if unknown:
             from ..model.bindings import resolve_name
 
-            mine = {resolve_name(split_item(i)[0], args) for i in items}
+            mine = {resolve_name(_item_name(i), args) for i in items}
             left = [u for u in unknown if u not in mine]
             if left:
                 raise BindingError(f"kernel {kernel.name}: --tensile does not know argument(s) "
@@ -159,14 +164,14 @@ def _bind_with(args, items, tl):
         return bind(args, items)
     plain, opaque = [], {}
     for i in items:
-        name, value = split_item(i)
+        name, value = split_item(i) if isinstance(i, str) else (str(i[0]), str(i[1]))
         if value.startswith("__tensile_"):
             opaque[name] = tl.values[name]
         else:
             plain.append(i)
     # the Tensile values are known numbers: bind them first so that --arg expressions may use them
-    numeric = [f"{k}={v}" for k, v in opaque.items() if isinstance(v, (int, float))]
-    b = bind(args, numeric + [i for i in plain if split_item(i)[0] not in opaque])
+    numeric = [(k, repr(v), "--tensile") for k, v in opaque.items() if isinstance(v, (int, float))]
+    b = bind(args, numeric + plain)
     for k, v in opaque.items():
         if not isinstance(v, (int, float)):
             b.scalars[k] = v

@@ -7,9 +7,10 @@ import sys
 import click
 
 
-def load_analysis(path: str, target: str | None = None, kernel: str | None = None):
+def load_analysis(path: str, target: str | None = None, kernel: str | None = None, cache: bool = False):
     """The analysis of an assembly file, or of the one kernel of a code object that ``kernel`` (a
-    glob) selects."""
+    glob) selects (``cache``: keep a kernel named exactly in the result cache, see
+    :func:`cached_kernel_source`)."""
     from ..analysis import Analysis
     from ..lint.config import ConfigError, find_config
     from ..parse.reading import is_binary
@@ -20,7 +21,8 @@ def load_analysis(path: str, target: str | None = None, kernel: str | None = Non
         for w in config.warnings:
             click.echo(f"isalint: warning: {w}", err=True)
         if is_binary(path):
-            return Analysis.from_source(kernel_source(path, kernel), {"target": target or config.target})
+            source = cached_kernel_source(path, kernel) if cache else kernel_source(path, kernel)
+            return Analysis.from_source(source, {"target": target or config.target})
         return Analysis.from_path(path, {"target": target or config.target})
     except (InputError, ConfigError) as exc:
         fail(str(exc))
@@ -29,9 +31,17 @@ def load_analysis(path: str, target: str | None = None, kernel: str | None = Non
 def kernel_source(path: str, select: str | None):
     """The parsed listing of the one gfx11 kernel of the code object ``path`` that the glob
     ``select`` names (or of its only kernel); InputError otherwise."""
+    from ..parse.source import parse_text
+
+    text, display = kernel_listing(path, select)
+    return parse_text(text, display)
+
+
+def kernel_listing(path: str, select: str | None) -> tuple[str, str]:
+    """(listing text, display name) of the kernel :func:`kernel_source` parses."""
     from ..binary import codeobject, listing
     from ..parse.reading import map_file
-    from ..parse.source import InputError, parse_text
+    from ..parse.source import InputError
 
     try:
         kernels, skipped = codeobject.read(map_file(path), path, select)
@@ -48,7 +58,36 @@ def kernel_source(path: str, select: str | None):
         text = listing.render(k)
     except listing.ListingError as exc:
         raise InputError(k.display, 1, f"cannot decode the kernel: {exc}") from None
-    return parse_text(text, k.display)
+    return text, k.display
+
+
+def cached_kernel_source(path: str, select: str | None):
+    """:func:`kernel_source`, with the listing of a kernel named exactly (no glob) kept in the result
+    cache (``.isalint_cache``, or ``$ISALINT_CACHE_DIR``; zlib-compressed) under the file's path, size
+    and modification time: reading one kernel of a library of thousands costs most of an estimate, and
+    the same kernel is estimated at many sizes."""
+    import os
+    import zlib
+
+    from ..lint import cache
+    from ..parse.source import parse_text
+
+    if not select or any(c in select for c in "*?[],"):
+        return kernel_source(path, select)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return kernel_source(path, select)
+    name = cache.key(b"", os.path.realpath(path), ("kernel listing", st.st_size, st.st_mtime_ns, select))
+    hit = cache.load(name)
+    if isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], str) and isinstance(hit[1], bytes):
+        try:
+            return parse_text(zlib.decompress(hit[1]).decode("utf-8"), hit[0])
+        except (zlib.error, UnicodeDecodeError):
+            pass
+    text, display = kernel_listing(path, select)
+    cache.store(name, (display, zlib.compress(text.encode("utf-8"), 6)))
+    return parse_text(text, display)
 
 
 def fail(message: str, code: int = 2):

@@ -61,7 +61,8 @@ def _abi_problem(kernel) -> str | None:
     if len(args) > 10:
         listed += f" and {len(args) - 10} more"
     return (f"kernel {kernel.name} takes {listed}, not the GEMM ABI (float *a, float *b, float *c, int N, float "
-            "alpha, float beta) the estimate launches: N would be read from another argument")
+            "alpha, float beta) the estimate launches: N would be read from another argument; bind its arguments by "
+            "name instead (--arg NAME=VALUE, buffers as matrix(ROWS,COLS), --expect FORMULA)")
 
 
 def peak_problem(est) -> str | None:
@@ -93,7 +94,7 @@ def check_peak(est) -> None:
 
 
 def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_name: str | None = None,
-                 gpu: str = "7900xtx"):
+                 gpu: str = "7900xtx", use_cache: bool = False):
     """Load ``path`` and estimate it; exits 2 with a one-line message on bad input (and on a prediction
     above the peak, see :func:`check_peak`)."""
     from ..estimate import EstimateError, estimate
@@ -104,7 +105,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
     from ..parse.reading import is_binary
 
     if is_binary(path):  # a code object: --kernel selects the kernel (a glob), whose listing is estimated
-        analysis = load_analysis(path, kernel=kernel_name)
+        analysis = load_analysis(path, kernel=kernel_name, cache=use_cache)
         kernel_name = None
     else:
         analysis = load_analysis(path)
@@ -149,7 +150,7 @@ def run_estimate(path: str, n: int, grid=None, block=None, params=None, kernel_n
 
 
 def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None, grid, block, params=None,
-                       kernel_name: str | None = None, gpu: str = "7900xtx"):
+                       kernel_name: str | None = None, gpu: str = "7900xtx", use_cache: bool = False):
     """Estimate a launch whose arguments are bound by name (``--arg``, kernels.json ``"args"``, ``--tensile``);
     exits 2 with one line when it cannot be estimated, saying why."""
     from ..estimate import EstimateError, estimate
@@ -157,13 +158,13 @@ def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None
     from ..hw.gpus import UnknownGpu
     from ..hw.timing import for_gpu
     from ..model.bindings import BindingError
-    from ..model.launch import Launch
+    from ..model.launch import AbiError, Launch
     from ..parse.reading import is_binary
     from ..validate.expect import ExpectError
     from .bound_launch import bound_launch
 
     if is_binary(path):
-        analysis = load_analysis(path, kernel=kernel_name)
+        analysis = load_analysis(path, kernel=kernel_name, cache=use_cache)
         kernel_name = None
     else:
         analysis = load_analysis(path)
@@ -195,6 +196,8 @@ def run_bound_estimate(path: str, items, tensile: str | None, expect: str | None
     except EstimateError as exc:
         where = f"{path}:{exc.line}" if exc.line and not is_binary(path) else path
         fail(f"{where}: kernel {kernel.name}: cannot be estimated: {exc}")
+    except AbiError as exc:  # a bound value that does not fit its argument
+        fail(f"{path}: kernel {kernel.name}: {exc}")
     except (ArithmeticError, ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
         fail(f"{path}: kernel {kernel.name}: cannot be estimated: the model failed on it "
              f"({type(exc).__name__}: {exc})")
@@ -243,6 +246,8 @@ def render(est) -> str:
     r = est.residency
     unit = "WGP" if r.wgp_mode else "CU"
     what = f"{'GEMM' if est.abi == 'gemm' else est.abi} N={est.n}"
+    if est.abi == "arguments":
+        what = "arguments as bound"
     if est.work is not None:
         what = est.work.text + "".join(f", {k}={v}" for k, v in est.work.dims.items() if isinstance(v, int))
     lines = [
@@ -309,7 +314,11 @@ def render(est) -> str:
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Override one timing parameter (see --parameters).")
 @click.option("--parameters", "show_params", is_flag=True, help="Print the model's parameters and their sources.")
-def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect, tensile, param_items, show_params):
+@click.option("--no-cache", "no_cache", is_flag=True,
+              help="Of a code object: neither read nor write the kernel's listing in the result cache "
+                   "(.isalint_cache, or $ISALINT_CACHE_DIR), which keeps a kernel named exactly by --kernel.")
+def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect, tensile, param_items, show_params,
+            no_cache):
     """Predict a GEMM kernel's run time on an RDNA3 GPU (default: Radeon 7900 XTX) and show where the cycles go."""
     from ..validate.runner import UsageError, parse_dims
 
@@ -325,7 +334,7 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect,
         fail("give the kernel file: isalint estimate FILE --gemm N")
     if gemm_n is None and (arg_items or tensile or expect or _entry_has_args(path)):
         est = run_bound_estimate(path, arg_items, tensile, expect, grid, block, parse_params(param_items),
-                                 kernel_name, gpu)
+                                 kernel_name, gpu, use_cache=not no_cache)
         click.echo(json.dumps(est.to_json(), indent=2) if fmt == "json" else render(est))
         return
     if gemm_n is not None and (arg_items or tensile or expect):
@@ -340,7 +349,8 @@ def command(path, gemm_n, gpu, fmt, grid, block, kernel_name, arg_items, expect,
         grid_d, block_d = parse_dims(grid, "grid"), parse_dims(block, "block")
     except UsageError as exc:
         fail(str(exc))
-    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name, gpu)
+    est = run_estimate(path, gemm_n, grid_d, block_d, parse_params(param_items), kernel_name, gpu,
+                       use_cache=not no_cache)
     if fmt == "json":
         click.echo(json.dumps(est.to_json(), indent=2))
     else:

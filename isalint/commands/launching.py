@@ -15,8 +15,13 @@ def launch_options(alpha: float, beta: float, seed_help: str | None = None, late
         click.option("--alpha", type=float, default=alpha, show_default=True, help="alpha for --gemm."),
         click.option("--beta", type=float, default=beta, show_default=True, help="beta for --gemm."),
         click.option("--arg", "arg_items", multiple=True, metavar="NAME=VALUE",
-                     help="Kernel argument (int, float, or a buffer f32:COUNT / u32:COUNT / bytes:COUNT / "
-                          "zeros:COUNT); names are the metadata .name or argK."),
+                     help="Kernel argument by its metadata .name, position or argK: int, float, an expression over "
+                          "bound scalars (lda=K), a buffer as matrix(ROWS,COLS[,TYPE]) (random values, shape "
+                          "expressions over bound scalars, TYPE f32 by default, f16, bf16, i8, i32 ...) or the "
+                          "raw buffers f32:COUNT / u32:COUNT / bytes:COUNT / zeros:COUNT."),
+        click.option("--expect", "expect", metavar="FORMULA",
+                     help="What a launch by --arg computes, checked against numpy: 'C = alpha*A@B + beta*C' "
+                          "(names of bound arguments, + - * @, .T), or 'gemm' for that formula."),
         click.option("--grid", help="Workgroups X[,Y[,Z]] (default for --gemm: kernels.json or N/128 x N/128)."),
         click.option("--block", help="Work-items per workgroup X[,Y[,Z]] (default for --gemm: kernels.json, the "
                                      "kernel's .reqd_workgroup_size, or 128)."),
@@ -35,6 +40,75 @@ def launch_options(alpha: float, beta: float, seed_help: str | None = None, late
             fn = option(fn)
         return fn
     return decorate
+
+
+def is_bound(path: str, gemm_n, arg_items, expect) -> bool:
+    """The launch is described by bindings (matrix() buffers, expressions, --expect, a kernels.json entry
+    with "args"), not by --gemm or raw --arg values."""
+    import re
+
+    from ..validate.gemm import fixture_entry
+
+    if gemm_n is not None:
+        if expect:
+            fail("--expect describes a launch by --arg bindings; --gemm N checks C = alpha*A*B + beta*C itself")
+        return False
+    if expect:
+        return True
+    entry = fixture_entry(path)
+    if entry and entry.get("args"):
+        return True
+    plain = re.compile(r"\s*(?:[-+]?(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?:f32|u32|i32|bytes|zeros):\d+)\s*\Z")
+    return any("=" in i and not plain.match(i.split("=", 1)[1]) for i in arg_items)
+
+
+def bound_launcher(path, program, kernel_name, arg_items, grid, block, expect, seed):
+    """(make_launch, the BoundLaunch, the initial buffers, a line saying what is launched) of a launch by
+    bindings; exit 2 when the bindings do not fit the kernel."""
+    import numpy as np
+
+    from ..estimate.tensile import TensileError
+    from ..model.bindings import BindingError
+    from ..model.launch import Launch
+    from ..validate.expect import ExpectError, initial_buffer
+    from ..validate.memory_budget import EMULATOR_BYTES_PER_BUFFER_BYTE, TooLarge, require
+    from .bound_launch import bound_launch
+
+    kernels = [k for k in program.kernels if kernel_name is None or k.name == kernel_name]
+    if not kernels:
+        fail(f"{path}: no kernel{' named ' + kernel_name if kernel_name else ''}")
+    kernel = kernels[0]
+    try:
+        bl = bound_launch(path, kernel, arg_items, grid, block, expect, need_all=True)
+    except (BindingError, TensileError, ExpectError) as exc:
+        fail(f"{path}: kernel {kernel.name}: {exc}")
+    total = sum(m.nbytes for m in bl.bindings.matrices.values())
+    try:
+        require(total * (1 + EMULATOR_BYTES_PER_BUFFER_BYTE), f"the bound matrices of {total} bytes (with their "
+                                                              "copies in the emulator)")
+    except TooLarge as exc:
+        fail(str(exc))
+    rng = np.random.default_rng(seed + 11)
+    buffers = {name: initial_buffer(m, rng) for name, m in bl.bindings.matrices.items()}
+
+    def make(k):
+        return Launch(bl.grid, bl.block, dict(bl.values), {n: v.copy() for n, v in buffers.items()})
+
+    mats = ", ".join(f"{n} {m.describe()}" for n, m in bl.bindings.matrices.items())
+    scal = ", ".join(f"{n}={v:g}" if isinstance(v, float) else f"{n}={v}" for n, v in bl.bindings.scalars.items())
+    what = (f"{scal}; {mats}; grid {'x'.join(map(str, bl.grid))}, block {'x'.join(map(str, bl.block))} "
+            f"({bl.source})")
+    return make, bl, buffers, what
+
+
+def formula_check(bl, buffers):
+    """``check(result) -> (ok, text)``: the output against the --expect formula on the initial buffers."""
+    from ..validate.expect import compare
+
+    def check(result):
+        c = compare(bl.formula, bl.bindings, buffers, result.buffers)
+        return c.ok, c.text
+    return check
 
 
 def read_launch(grid, block, latency, arg_items, seed):

@@ -13,7 +13,7 @@ import time
 import click
 
 from .common import fail
-from .launching import launch_options, launcher, read_launch
+from .launching import bound_launcher, formula_check, is_bound, launch_options, launcher, read_launch
 
 
 @click.command("run")
@@ -23,13 +23,18 @@ from .launching import launch_options, launcher, read_launch
               help="With --gemm: the A, B and C matrices (N x N float32 .npy files; A and B float16 for an "
                    "fp16 GEMM) instead of random ones.")
 @click.option("--save", "save_path", metavar="C.npy", help="With --gemm: write the resulting C (N x N float32) there.")
-def command(path, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, kernel_name, latency, inputs, save_path):
-    """Emulate one kernel; with --gemm compare C with numpy (exit 0 match, 1 mismatch, 2 error)."""
+def command(path, gemm_n, alpha, beta, arg_items, expect, grid, block, sample, seed, kernel_name, latency, inputs,
+            save_path):
+    """Emulate one kernel; with --gemm, or --arg bindings and --expect, compare its output with numpy (exit 0
+    match, 1 mismatch, 2 error)."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
     from ..validate.emu import EmulationError, Kernel, LaunchError, Unimplemented
     from ..validate.runner import UsageError
 
+    if is_bound(path, gemm_n, arg_items, expect):
+        _run_bound(path, arg_items, expect, grid, block, sample, seed, kernel_name, latency, inputs, save_path)
+        return
     grid_d, block_d, lat, values, buffers = read_launch(grid, block, latency, arg_items, seed)
     if (inputs or save_path) and gemm_n is None:
         fail("--inputs and --save need --gemm N")
@@ -84,6 +89,51 @@ def command(path, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, ker
     click.echo(f"{path}: {'OK' if chk.ok else 'MISMATCH'}: {chk.describe()}")
     click.echo(f"  ({what}; {timing})")
     sys.exit(0 if chk.ok else 1)
+
+
+def _run_bound(path, arg_items, expect, grid, block, sample, seed, kernel_name, latency, inputs, save_path):
+    """A launch by argument bindings: run it, and with a formula (--expect, kernels.json) check the output."""
+    from ..parse.source import InputError
+    from ..validate import equivalence as eq
+    from ..validate.emu import EmulationError, Kernel, LaunchError, Unimplemented
+    from ..validate.runner import UsageError, parse_latency
+
+    if inputs or save_path or sample:
+        fail("--inputs, --save and --workgroups go with --gemm N; a launch by --arg runs whole, on random matrices")
+    try:
+        lat = parse_latency(latency)
+    except UsageError as exc:
+        fail(str(exc))
+    t0 = time.perf_counter()
+    try:
+        prog = eq.parse_program(path)
+    except InputError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{exc.filename}: cannot read: {exc.strerror}")
+    t_parse = time.perf_counter() - t0
+    make, bl, buffers, what = bound_launcher(path, prog, kernel_name, arg_items, grid, block, expect, seed)
+    try:
+        kernel = Kernel(prog, kernel_name)
+        result = kernel.run(make(kernel), seed=seed, latency=lat)
+    except (Unimplemented, LaunchError) as exc:
+        fail(f"error: {exc}")
+    except EmulationError as exc:
+        click.echo(f"{path}: FAULT: {exc}")
+        sys.exit(1)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    t = result.times
+    timing = f"parse {t_parse:.2f}s, decode {t.get('compile', 0):.2f}s, execute {t.get('execute', 0):.2f}s"
+    if bl.formula is None:
+        click.echo(f"{path}: ran ({what}; {result.steps} group steps; {timing})")
+        for name, data in result.buffers.items():
+            click.echo(f"  {name}: {data.size} bytes, sha256 {hashlib.sha256(data.tobytes()).hexdigest()[:16]}")
+        sys.exit(0)
+    ok, text = formula_check(bl, buffers)(result)
+    click.echo(f"{path}: {'OK' if ok else 'MISMATCH'}: {text}")
+    click.echo(f"  ({what}; {timing})")
+    sys.exit(0 if ok else 1)
 
 
 def _load_inputs(text: str, n: int) -> tuple:

@@ -13,7 +13,7 @@ import time
 import click
 
 from .common import fail
-from .launching import launch_options, launcher, read_launch
+from .launching import bound_launcher, formula_check, is_bound, launch_options, launcher, read_launch
 from .progress import progress
 
 
@@ -25,15 +25,21 @@ from .progress import progress
 @click.option("--device", type=click.Choice(["emu", "hip"]), default="emu", show_default=True)
 @click.option("--toolchain", "toolchain_kind", help="auto, rocm, llvm, zig, or a path to llvm-mc.")
 @click.option("--repeats", type=int, default=20, show_default=True, help="Timed launches per kernel (--device hip).")
-def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sample, seed, device, kernel_name,
-            latency, toolchain_kind, repeats):
+def command(original, candidate, gemm_n, alpha, beta, arg_items, expect, grid, block, sample, seed, device,
+            kernel_name, latency, toolchain_kind, repeats):
     """Validate CANDIDATE against ORIGINAL: exit 0 equal, 1 different, 2 error."""
     from ..parse.source import InputError
     from ..validate import equivalence as eq
     from ..validate.toolchain import ToolchainError, ToolchainNotFound, find_toolchain
 
     times: dict[str, float] = {}
-    grid_d, block_d, lat, values, buffers = read_launch(grid, block, latency, arg_items, seed)
+    bound = is_bound(original, gemm_n, arg_items, expect)
+    if bound:
+        if sample:
+            fail("--workgroups goes with --gemm N; a launch by --arg runs whole")
+        grid_d, block_d, lat, values, buffers = read_launch(None, None, latency, (), seed)
+    else:
+        grid_d, block_d, lat, values, buffers = read_launch(grid, block, latency, arg_items, seed)
 
     t0 = time.perf_counter()
     try:
@@ -61,11 +67,17 @@ def command(original, candidate, gemm_n, alpha, beta, arg_items, grid, block, sa
         fail(f"error: {exc}")
     times["assemble"] = time.perf_counter() - t0
 
-    make, prob, geo, what = launcher(original, orig, gemm_n, alpha, beta, seed, grid_d, block_d, values, buffers,
-                                     kernel_name, sample=sample)
+    if bound:  # both kernels launched with the same bindings; the formula, when one is given, checks both
+        make, bl, initial, what = bound_launcher(original, orig, kernel_name, arg_items, grid, block, expect, seed)
+        gemm_n = None
+        shapes = None
+        check = formula_check(bl, initial) if bl.formula is not None else None
+    else:
+        make, prob, geo, what = launcher(original, orig, gemm_n, alpha, beta, seed, grid_d, block_d, values,
+                                         buffers, kernel_name, sample=sample)
+        shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")} if prob is not None else None
+        check = eq.gemm_check(prob, geo) if prob is not None else None
     what += f"; seed {seed}"
-    shapes = {k: (gemm_n, gemm_n) for k in ("a", "b", "c")} if prob is not None else None
-    check = eq.gemm_check(prob, geo) if prob is not None else None
 
     if device == "hip":
         _validate_on_device(tc, original, candidate, orig, cand, make, check, gemm_n, kernel_name, shapes, what,

@@ -150,8 +150,14 @@ class CostModel:
             if klass != "trans" and base in QUARTER_RATE_OPCODES:
                 occupy = max(occupy, float(t.quarter_rate_cycles))
             elif base.startswith("v_wmma_"):
-                # the matrix path reads its operands its own way: the VALU bank model does not apply
-                occupy, latency, stall = t.wmma_cycles, t.wmma_cycles, 0
+                # the matrix path reads its operands its own way: the VALU bank model does not apply.
+                # A 16x16x16 block takes wmma_cycles at the FP16/BF16/INT8 rate; INT4's rate is twice it
+                # (isalint/hw/gpus.py RATE_PER_CU), so its block takes half as long
+                from ..hw.gpus import RATE_PER_CU
+
+                cycles = t.wmma_cycles * RATE_PER_CU["fp16"] / RATE_PER_CU["int4"] if base.endswith("_iu4") \
+                    else t.wmma_cycles
+                occupy, latency, stall = cycles, cycles, 0
             return Cost(VALU, occupy, t.bank_stall_exposure * stall, latency, reads, tuple(ins.defs), fma=_fmas(ins))
         if klass == "salu":
             return Cost(SALU, latency=t.salu_latency, reads=reads, writes=tuple(ins.defs))

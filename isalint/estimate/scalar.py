@@ -355,7 +355,9 @@ def trace(program, kernel, cfg, launch: Launch, limit: int = 20_000_000) -> Trac
                                  term.lineno)
             taken = _branch_taken(st, term.opcode)
             if taken is None:
-                if blocks[tblock].first <= term.index:
+                # s_cbranch_execz skips code no lane runs: some lane of a GEMM's middle workgroup does, in
+                # whichever direction it jumps (clang places such a skip backwards within a loop body too)
+                if blocks[tblock].first <= term.index and term.opcode != "s_cbranch_execz":
                     raise TraceError(f"the exit of the loop at line {instrs[blocks[tblock].first].lineno} depends "
                                      f"on a value the scalar program does not know ({term.opcode}); its trip "
                                      "count cannot be found from the kernel arguments", term.lineno)

@@ -213,14 +213,19 @@ def bind(args, items, where: str = "--arg") -> Bindings:
     """Bind ``items`` (``NAME=VALUE`` strings or ``(NAME, VALUE)`` pairs) to the kernel arguments
     ``args`` (:func:`isalint.model.launch.kernel_args`)."""
     by_name = {a.name: a for a in args}
-    pending: dict[str, tuple[str, str]] = {}  # metadata name -> (written, value text)
+    pending: dict[str, tuple[str, str, str]] = {}  # metadata name -> (written, value text, where)
     names: dict[str, str] = {}
     for item in items:
-        written, text = split_item(item, where) if isinstance(item, str) else (str(item[0]), str(item[1]))
-        name = resolve_name(written, args, where)
+        w = where
+        if isinstance(item, str):
+            written, text = split_item(item, where)
+        else:
+            written, text = str(item[0]), str(item[1])
+            w = item[2] if len(item) > 2 else where
+        name = resolve_name(written, args, w)
         if name in pending:
-            raise BindingError(f"{where} {written}: argument {name} is bound twice")
-        pending[name] = (written, text)
+            raise BindingError(f"{w} {written}: argument {name} is bound twice")
+        pending[name] = (written, text, w)
         names[written] = name
     scalars: dict[str, int | float] = {}
     matrices: dict[str, Matrix] = {}
@@ -229,17 +234,17 @@ def bind(args, items, where: str = "--arg") -> Bindings:
     while todo:  # scalars may name each other in any order
         progress = False
         last: Unbound | None = None
-        for name, (written, text) in list(todo.items()):
+        for name, (written, text, w) in list(todo.items()):
             try:
                 value = evaluate(text, env)
             except Unbound as exc:
                 last = exc
                 continue
             except BindingError as exc:
-                raise BindingError(f"{where} {written}={text}: {exc}") from None
+                raise BindingError(f"{w} {written}={text}: {exc}") from None
             a = by_name[name]
             if a.kind in ("global_buffer", "dynamic_shared_pointer") and not isinstance(value, int):
-                raise BindingError(f"{where} {written}={text}: {name} is a pointer: give matrix(...) or an address")
+                raise BindingError(f"{w} {written}={text}: {name} is a pointer: give matrix(...) or an address")
             if isinstance(value, Fraction):
                 value = math.floor(value)
             scalars[name] = value
@@ -248,34 +253,34 @@ def bind(args, items, where: str = "--arg") -> Bindings:
             del todo[name]
             progress = True
         if not progress:
-            name, (written, text) = next(iter(todo.items()))
-            raise BindingError(f"{where} {written}={text}: {last}; bind it with --arg {last.name}=VALUE"
-                               if last else f"{where} {written}={text}: cannot be evaluated")
-    for name, (written, text) in pending.items():
+            name, (written, text, w) = next(iter(todo.items()))
+            raise BindingError(f"{w} {written}={text}: {last}; bind it with --arg {last.name}=VALUE"
+                               if last else f"{w} {written}={text}: cannot be evaluated")
+    for name, (written, text, w) in pending.items():
         m = _MATRIX.match(text)
         if not m:
             continue
         a = by_name[name]
         if a.kind != "global_buffer":
-            raise BindingError(f"{where} {written}={text}: {name} is not a buffer ({a.kind}, {a.size} bytes)")
+            raise BindingError(f"{w} {written}={text}: {name} is not a buffer ({a.kind}, {a.size} bytes)")
         parts = _split_commas(m.group(1))
         dtype = "f32"
         if parts and parts[-1] in ELEMENT_TYPES:
             dtype = parts.pop()
         if not parts or any(not p for p in parts):
-            raise BindingError(f"{where} {written}={text}: expected matrix(DIM, ...[, TYPE]) with TYPE one of "
+            raise BindingError(f"{w} {written}={text}: expected matrix(DIM, ...[, TYPE]) with TYPE one of "
                                f"{', '.join(ELEMENT_TYPES)}")
         try:
             dims = tuple(eval_int(p, env, "a matrix dimension") for p in parts)
         except Unbound as exc:
-            raise BindingError(f"{where} {written}={text}: {exc}; bind it with --arg {exc.name}=VALUE") from None
+            raise BindingError(f"{w} {written}={text}: {exc}; bind it with --arg {exc.name}=VALUE") from None
         except BindingError as exc:
-            raise BindingError(f"{where} {written}={text}: {exc}") from None
+            raise BindingError(f"{w} {written}={text}: {exc}") from None
         if any(d < 1 for d in dims):
-            raise BindingError(f"{where} {written}={text}: dimensions must be positive, not {dims}")
+            raise BindingError(f"{w} {written}={text}: dimensions must be positive, not {dims}")
         mat = Matrix(dims, dtype, text)
         if mat.count > MAX_ELEMENTS:
-            raise BindingError(f"{where} {written}={text}: {mat.count} elements is more than any GPU holds")
+            raise BindingError(f"{w} {written}={text}: {mat.count} elements is more than any GPU holds")
         matrices[name] = mat
     return Bindings(scalars, matrices, names)
 

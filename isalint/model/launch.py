@@ -241,7 +241,7 @@ def _argument_bytes(a: KernelArg, val, pointer: bool, addresses: dict[str, int] 
     elif isinstance(val, (bytes, bytearray)):
         raw = bytes(val)
     elif isinstance(val, float) or getattr(getattr(val, "dtype", None), "kind", "") == "f":
-        raw = struct.pack("<f" if a.size == 4 else "<d", float(val))
+        raw = struct.pack({2: "<e", 4: "<f"}.get(a.size, "<d"), float(val))
     else:
         raw = (int(val) & ((1 << (8 * a.size)) - 1)).to_bytes(a.size, "little")
     if len(raw) != a.size:

@@ -356,7 +356,24 @@ def _load_yaml(text: str):
         raise ValueError("the metadata document is too large or too deeply nested")
     import yaml
 
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(text, Loader=_metadata_loader())
+
+
+def _metadata_loader():
+    """PyYAML's safe loader that also reads LLVM's ``!str`` tag (a string that would read as another
+    type, such as an argument named ``N``) as the string it tags."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = _LOADERS.get(base)
+    if loader is None:
+        loader = type("MetadataLoader", (base,), {})
+        loader.add_constructor("!str", lambda ld, node: str(ld.construct_scalar(node)))
+        _LOADERS[base] = loader
+    return loader
+
+
+_LOADERS: dict = {}
 
 
 def _parse_metadata(text: str) -> dict[str, dict]:
@@ -474,6 +491,11 @@ def _yaml_sequence(rows, i: int, indent: int):
 
 def _yaml_scalar(text: str):
     text = text.rstrip(" ")
+    if text.startswith("!str "):  # LLVM tags a string that would read as another type (an argument named N)
+        word = text[5:].strip(" ")
+        if word and _YAML_WORD.match(word) and ": " not in word:
+            return word
+        raise _NotSubset
     if text.startswith("'"):
         inner = text[1:-1]
         if len(text) < 2 or not text.endswith("'") or "'" in inner.replace("''", ""):

@@ -258,7 +258,7 @@ def compare(formula: Formula, bindings, before: dict, after: dict) -> Comparison
         return Comparison(False, f"{formula.target} differs from {formula.text}: {nbad} of {got.size} elements "
                                  f"outside the rounding bound, e.g. [{where}] = {got[idx]:.7g}, expected "
                                  f"{ref[idx]:.7g}")
-    return Comparison(True, f"{formula.target} = {formula.text} within the rounding bound ({got.size} elements, "
+    return Comparison(True, f"{formula.text} within the rounding bound ({got.size} elements, "
                             f"worst at {worst:.2f} of the bound)")
 
 
