@@ -470,14 +470,20 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
         for _, u in heap:
             best[u] = 0
         heapq.heapify(heap)
+        end = None  # (distance to the sink, free right vertex) of the best path found so far
         while heap:
             d, x = heappop(heap)
             if x in dist:
                 continue
+            if end is not None and d > end[0]:
+                break  # nothing farther can end a shorter (or equally short, smaller) path
             dist[x] = d
             if side[x]:
                 u = mate.get(x)
                 if u is None:
+                    here = (d + pot[x] - sink_pot, x)
+                    if end is None or here < end:
+                        end = here
                     continue
                 steps = ((u, d - costs[u][x] + pot[x] - pot[u]),)
             else:
@@ -487,10 +493,9 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
                 if y not in dist and (y not in best or nd < best[y]):
                     best[y], prev[y] = nd, x
                     heappush(heap, (nd, y))
-        ends = [(dist[v] + pot[v] - sink_pot, v) for v in right if v in dist and v not in mate]
-        if not ends:
+        if end is None:
             break
-        to_sink, v = min(ends)
+        to_sink, v = end
         while True:  # flip the path: each left vertex takes the right one after it
             u = prev[v]
             nxt = mate.get(u)
@@ -498,7 +503,9 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
             if nxt is None:
                 break
             v = nxt
-        for x, d in dist.items():
-            pot[x] += d
+        # Johnson's update cut at the sink's distance (what the search stopped at): every
+        # reduced cost stays >= 0
+        for x in pot:
+            pot[x] += dist.get(x, to_sink)
         sink_pot += to_sink
     return [(min(u, v), max(u, v)) for u, v in mate.items() if not side[u]]

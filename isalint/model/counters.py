@@ -375,18 +375,24 @@ class CounterState:
         c, cls = event.counter, event.cls
         if cls in IN_ORDER and self.pending:
             bumped = {}
+            # the registers of one op share its Pending (it is frozen): each one is bumped once
+            after: dict[int, Pending] = {}
             for key, p in self.pending.items():
                 if key[1] == c and key[2] == cls and p.k < CAP:
-                    bumped[key] = Pending(p.k + 1, p.origin)
+                    q = after.get(id(p))
+                    if q is None:
+                        q = after[id(p)] = Pending(p.k + 1, p.origin)
+                    bumped[key] = q
             if bumped:
                 self.pending.update(bumped)
+        new = Pending(0, index)
         for r in event.writes:
-            self.pending[(r, c, cls)] = Pending(0, index)
+            self.pending[(r, c, cls)] = new
         for r in event.locks:
-            self.pending[(r, c, cls)] = Pending(0, index)
+            self.pending[(r, c, cls)] = new
         marker = _SYNC_OF.get(cls) if event.marks else None
         if marker is not None:
-            self.pending[(marker, c, cls)] = Pending(0, index)
+            self.pending[(marker, c, cls)] = new
         self.inflight[c] = min(CAP, self.inflight.get(c, 0) + 1)
 
     def step(self, instr, index: int | None = None, resolve: str = "zero") -> list[Hazard]:
