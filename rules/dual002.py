@@ -99,11 +99,11 @@ def _candidate(analysis, ins):
     return None if h.problems or h.vopd is None else h
 
 
-def _same_parity(h1, h2) -> bool:
-    """Both destinations even or both odd: no form of the pair is legal (commuting the sources or
-    swapping X and Y keeps the destinations)."""
-    d1, d2 = h1.dst, h2.dst
-    return d1 is not None and d2 is not None and d1.kind == d2.kind == "vgpr" and d1.reg % 2 == d2.reg % 2
+def _dst_parity(h) -> int | None:
+    """0 or 1 for an even or odd destination VGPR, else None. Two halves of the same parity never
+    pair: every form of the pair (commuting the sources, swapping X and Y) keeps the destinations."""
+    d = h.dst
+    return d.reg % 2 if d is not None and d.kind == "vgpr" else None
 
 
 def _is_fma(h) -> bool:
@@ -298,7 +298,9 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
     options: dict[tuple[int, int], object] = {}
     # None: not a legal pair; an instruction's index: the one in the way; the reason worked out on use
     refusals: dict[tuple[int, int], int | None] = {}
+    parity = {i: _dst_parity(cands[i]) for i in order}
     for n, a in enumerate(order):
+        pa = parity[a]
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
@@ -306,7 +308,7 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
             if k is not None:
                 refusals[(a, b)] = k
                 continue
-            if _same_parity(cands[a], cands[b]):
+            if pa is not None and pa == parity[b]:
                 refusals[(a, b)] = None  # every form breaks the destination parity rule
                 continue
             p = pairing(a, b, stop=True)
@@ -470,14 +472,20 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
         for _, u in heap:
             best[u] = 0
         heapq.heapify(heap)
+        end = None  # (distance to the sink, free right vertex) of the best path found so far
         while heap:
             d, x = heappop(heap)
             if x in dist:
                 continue
+            if end is not None and d > end[0]:
+                break  # nothing farther can end a shorter (or equally short, smaller) path
             dist[x] = d
             if side[x]:
                 u = mate.get(x)
                 if u is None:
+                    here = (d + pot[x] - sink_pot, x)
+                    if end is None or here < end:
+                        end = here
                     continue
                 steps = ((u, d - costs[u][x] + pot[x] - pot[u]),)
             else:
@@ -487,10 +495,9 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
                 if y not in dist and (y not in best or nd < best[y]):
                     best[y], prev[y] = nd, x
                     heappush(heap, (nd, y))
-        ends = [(dist[v] + pot[v] - sink_pot, v) for v in right if v in dist and v not in mate]
-        if not ends:
+        if end is None:
             break
-        to_sink, v = min(ends)
+        to_sink, v = end
         while True:  # flip the path: each left vertex takes the right one after it
             u = prev[v]
             nxt = mate.get(u)
@@ -498,7 +505,9 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
             if nxt is None:
                 break
             v = nxt
-        for x, d in dist.items():
-            pot[x] += d
+        # Johnson's update cut at the sink's distance (what the search stopped at): every
+        # reduced cost stays >= 0
+        for x in pot:
+            pot[x] += dist.get(x, to_sink)
         sink_pot += to_sink
     return [(min(u, v), max(u, v)) for u, v in mate.items() if not side[u]]

@@ -139,3 +139,43 @@ def test_wave64_kernels_have_no_missed_dual_issue(wave32, expected):
             "\t\t.amdhsa_next_free_vgpr 12\n\t\t.amdhsa_next_free_sgpr 0\n\t.end_amdhsa_kernel\n")
     found = check_analysis(Analysis.from_source(parse_text(text, "t.s")), ["DUAL002"])
     assert len(found) == expected
+
+
+def _best_by_search(options) -> list:
+    """The best set of disjoint pairs of ``options`` by trying every set: most pairs, then the
+    smallest total distance, then the smallest sorted list of pairs."""
+    from itertools import combinations
+
+    edges = sorted(options)
+    best = None
+    for size in range(len(edges), 0, -1):
+        for chosen in combinations(edges, size):
+            ends = [v for e in chosen for v in e]
+            if len(set(ends)) != len(ends):
+                continue
+            key = (sum(min(999, b - a) for a, b in chosen), list(chosen))
+            if best is None or key < best:
+                best = key
+        if best is not None:
+            return best[1]
+    return []
+
+
+def test_pair_matching_is_the_best_set_of_pairs_on_random_graphs():
+    """The matching (augmenting paths with potentials, each search stopped at the nearest free
+    partner) agrees with trying every set of pairs, on graphs shaped as DUAL002 builds them
+    (an even and an odd destination in every pair, partners within a window)."""
+    import random
+
+    from isalint.rules.dual002 import _MATCHINGS, _match
+
+    rng = random.Random(1100)
+    for _ in range(300):
+        nodes = sorted(rng.sample(range(40), rng.randint(2, 12)))
+        parity = {v: rng.randint(0, 1) for v in nodes}
+        options = {(a, b): None for n, a in enumerate(nodes) for b in nodes[n + 1:]
+                   if parity[a] != parity[b] and b - a <= 12 and rng.random() < 0.6}
+        if len(options) > 14:
+            options = dict(sorted(options.items())[:14])
+        _MATCHINGS.clear()  # each graph matched, not one of the same shape remembered
+        assert _match(options) == _best_by_search(options), sorted(options)

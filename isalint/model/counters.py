@@ -375,18 +375,24 @@ class CounterState:
         c, cls = event.counter, event.cls
         if cls in IN_ORDER and self.pending:
             bumped = {}
+            # the registers of one op share its Pending (it is frozen): each one is bumped once
+            after: dict[int, Pending] = {}
             for key, p in self.pending.items():
                 if key[1] == c and key[2] == cls and p.k < CAP:
-                    bumped[key] = Pending(p.k + 1, p.origin)
+                    q = after.get(id(p))
+                    if q is None:
+                        q = after[id(p)] = Pending(p.k + 1, p.origin)
+                    bumped[key] = q
             if bumped:
                 self.pending.update(bumped)
+        new = Pending(0, index)
         for r in event.writes:
-            self.pending[(r, c, cls)] = Pending(0, index)
+            self.pending[(r, c, cls)] = new
         for r in event.locks:
-            self.pending[(r, c, cls)] = Pending(0, index)
+            self.pending[(r, c, cls)] = new
         marker = _SYNC_OF.get(cls) if event.marks else None
         if marker is not None:
-            self.pending[(marker, c, cls)] = Pending(0, index)
+            self.pending[(marker, c, cls)] = new
         self.inflight[c] = min(CAP, self.inflight.get(c, 0) + 1)
 
     def step(self, instr, index: int | None = None, resolve: str = "zero") -> list[Hazard]:
@@ -502,51 +508,71 @@ class CounterAnalysis(Record):
         thr = wait_thresholds(instr) or {}
         if counter not in thr:
             return None
-        n = thr[counter]
         st = self.state_before(index)
+        # The ops in flight with the same class and k (the registers of one load, mostly) are
+        # followed together: the wait is needed at that k as soon as one of them is used early.
+        groups: dict[tuple[int, str], list[str]] = {}
+        for (reg, c, cls), p in st.pending.items():
+            if c == counter:
+                groups.setdefault((p.k, cls), []).append(reg)
         best: int | None = None
-        for (reg, c, cls), p in sorted(st.pending.items(), key=lambda kv: (kv[1].k, kv[0])):
-            if c != counter:
-                continue
-            if best is not None and p.k >= best:
-                continue
-            if self._token_needed(index + 1, reg, c, cls, p.k):
-                best = p.k
+        for k, cls in sorted(groups):
+            if best is not None and k >= best:
+                break
+            if self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
+                best = k
         return best
 
-    def _token_needed(self, start: int, reg: str, counter: str, cls: str, k: int) -> bool:
+    def _tokens_needed(self, start: int, regs: list[str], counter: str, cls: str, k: int) -> bool:
+        """Whether one of ``regs`` (written by ops of class ``cls`` in flight on ``counter``,
+        each with ``k`` later ops of its stream) is used, along some path from ``start``,
+        before a wait retires it, a same-stream load replaces it or the program ends.
+
+        Each register is followed as if alone (a path state is a block entered with some k,
+        and one with a smaller k covers it, per register); those a path has not yet dropped
+        share the walk.
+        """
         program = self.program
         cfg = program.cfg()
         instrs = program.instrs
         n_instrs = len(instrs)
         sync = self.block_in[0].sync if self.block_in else CU_MODE_SYNC
         lds_free = self.block_in[0].lds_free if self.block_in else frozenset()
-        seen: dict[int, int] = {}  # block -> smallest k it was entered with
-        work: list[tuple[int, int]] = [(start, k)]
+        seen: dict[tuple[int, str], int] = {}  # (block, register) -> smallest k it was entered with
+        work: list[tuple[int, int, frozenset[str]]] = [(start, k, frozenset(regs))]
         locked = cls in LOCKS
         in_order = cls in IN_ORDER
         known = self.__dict__.setdefault("_events", {})  # instruction index -> events() (asked again and again)
         # Only some instructions can end the walk or change it: waits, ops that count, ends of the
-        # program (``steps``), and those that read or write ``reg`` (``touches``); every other
-        # instruction is passed over without being looked at.
+        # program (``steps``), and those that read or write one of the registers (``touches``);
+        # every other instruction is passed over without being looked at.
         steps, touching, waits = self._walk_index(sync)
-        touches = touching.get(reg, ())
+        touches = self._touches(regs, touching)
+        step_set = self.__dict__.get("_step_set")
+        if step_set is None:
+            step_set = self.__dict__["_step_set"] = frozenset(steps)
         n_steps, n_touches = len(steps), len(touches)
         while work:
-            i, k = work.pop()
+            i, k, alive = work.pop()
             if i >= n_instrs:
                 continue
             b = cfg.block_of[i]
             blk = cfg.blocks[b]
             if i == blk.first:
-                if b in seen and seen[b] <= k:
+                fresh = []
+                for r in alive:
+                    was = seen.get((b, r))
+                    if was is None or was > k:
+                        seen[b, r] = k
+                        fresh.append(r)
+                if not fresh:
                     continue
-                seen[b] = k
-            alive = True
+                if len(fresh) < len(alive):
+                    alive = frozenset(fresh)
             end = blk.last
             p = bisect_left(steps, i)
             q = bisect_left(touches, i) if n_touches else 0
-            while True:
+            while alive:
                 js = steps[p] if p < n_steps else end
                 jt = touches[q] if q < n_touches else end
                 j = js if js < jt else jt
@@ -561,7 +587,7 @@ class CounterAnalysis(Record):
                 if klass == "waitcnt":
                     thr = waits[j]
                     if thr and counter in thr and k >= thr[counter]:
-                        alive = False
+                        alive = frozenset()
                         break
                     continue
                 if ins.counters and not ins.opaque:
@@ -570,29 +596,55 @@ class CounterAnalysis(Record):
                         evs = known[j] = events(ins, j not in lds_free)
                 else:
                     evs = ()
-                if not locked and reg in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
-                    if not (in_order and reg in merge_reads(ins)
-                            and any(e.counter == counter and e.cls == cls for e in evs)):
-                        return True
-                if reg in ins.defs:
-                    if in_order and not locked and any(
-                            e.counter == counter and e.cls == cls and reg in e.writes for e in evs):
-                        alive = False
-                        break
-                    return True
+                if jt == j:
+                    uses = ins.uses if klass != "barrier" else reads_of(ins, sync)
+                    defs = ins.defs
+                    dropped = []
+                    for reg in alive:
+                        if not locked and reg in uses:
+                            if not (in_order and reg in merge_reads(ins)
+                                    and any(e.counter == counter and e.cls == cls for e in evs)):
+                                return True
+                        if reg in defs:
+                            if in_order and not locked and any(
+                                    e.counter == counter and e.cls == cls and reg in e.writes for e in evs):
+                                dropped.append(reg)  # replaced by a same-stream load
+                                continue
+                            return True
+                        if ins.opcode in CALLS and counter in _CALL_WAIT and j not in step_set \
+                                and (reg in uses or reg in defs):
+                            dropped.append(reg)  # the callee waits for it
+                    if dropped:
+                        alive = alive.difference(dropped)
+                        if not alive:
+                            break
                 for e in evs:
                     if e.counter == counter and e.cls == cls and in_order and k < CAP:
                         k += 1
                 if klass == "endpgm" or ins.opcode in _ENDS_PROGRAM:
-                    alive = False
+                    alive = frozenset()
                     break
-                if ins.opcode in CALLS and counter in _CALL_WAIT:
-                    alive = False  # the callee waits for it
+                if ins.opcode in CALLS and counter in _CALL_WAIT and j in step_set:
+                    alive = frozenset()  # the callee waits for it
                     break
             if alive:
                 for s in blk.succs:
-                    work.append((cfg.blocks[s].first, k))
+                    work.append((cfg.blocks[s].first, k, alive))
         return False
+
+    def _touches(self, regs: list[str], touching: dict[str, list[int]]) -> list[int]:
+        """The indices of the instructions that read or write one of ``regs``, in order (the
+        same registers are asked for again and again: the registers of one load)."""
+        made = self.__dict__.setdefault("_touches_of", {})
+        key = tuple(sorted(regs))
+        got = made.get(key)
+        if got is None:
+            if len(key) == 1:
+                got = touching.get(key[0], [])
+            else:
+                got = sorted(set().union(*(touching.get(r, ()) for r in key)))
+            made[key] = got
+        return got
 
     def _walk_index(self, sync: tuple[str, ...]) -> tuple[list[int], dict[str, list[int]], dict]:
         """For :meth:`_token_needed` (made once): the indices of the instructions that are waits,
@@ -612,10 +664,13 @@ class CounterAnalysis(Record):
             if klass == "waitcnt" or (ins.counters and not ins.opaque) or klass == "endpgm" \
                     or ins.opcode in _ENDS_PROGRAM:
                 steps.append(j)
-            regs = set(ins.uses if klass != "barrier" else reads_of(ins, sync))
-            regs.update(ins.defs)
-            for r in regs:
-                touching.setdefault(r, []).append(j)
+            for regs in (ins.uses if klass != "barrier" else reads_of(ins, sync), ins.defs):
+                for r in regs:
+                    at = touching.get(r)
+                    if at is None:
+                        touching[r] = [j]
+                    elif at[-1] != j:  # listed once, read and written
+                        at.append(j)
         self.__dict__["_walk"] = (sync, steps, touching, waits)
         return steps, touching, waits
 
