@@ -62,8 +62,8 @@ class Timing:
     vmem_latency: int = 453
     vmem_bytes_per_cycle_per_cu: int = 128
     # -- the launch and the clock under load (fitted to rocBLAS's navi31 measurements) ----------------
-    launch_overhead_us: float = 0.0
-    matrix_clock_fraction: float = 1.0
+    launch_overhead_us: float = 8.6
+    matrix_clock_fraction: float = 0.845
     # -- the part (isalint/hw/gpus.py) ------------------------------------------------------------
     vgprs_per_lane: int = 1536  # VGPR file per SIMD lane in wave32 (1024 on gfx1102, gfx1103, gfx1150)
     gpu: str = "7900xtx"  # the --gpu key these chip figures are of
