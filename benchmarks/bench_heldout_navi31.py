@@ -929,6 +929,16 @@ def accuracy_section(outcomes: list, sclk: float, floor: float) -> list[str]:
     return lines
 
 
+def point_rows(outcomes: list, sclk: float) -> list:
+    """The ``--points`` file's rows: each point, its measured and predicted values, its SIMD time and DRAM
+    floor (what :func:`with_parameters` needs)."""
+    return [{"file": o.point.file, "m": o.point.m, "n": o.point.n, "k": o.point.k, "batch": o.point.batch,
+             "kernel": o.kernel, "measured": o.point.efficiency, "predicted": o.efficiency,
+             "measured_us": measured_us(o.point, sclk), "predicted_us": o.us, "limit": o.limit,
+             "refused": o.refused, "seconds": round(o.seconds, 3), "compute_us": o.compute_us,
+             "dram_us": o.dram_us} for o in outcomes]
+
+
 def load_points(path: str, logics: list, sclk: float) -> list:
     """Outcomes from a ``--points`` file, each joined to its logic-file point by file and size. A file written
     before the points carried their SIMD time (``compute_us``): a point the DRAM floor did not bind has it
@@ -1197,12 +1207,8 @@ def main(argv: list[str] | None = None) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     if args.points:
-        rows = [{"file": o.point.file, "m": o.point.m, "n": o.point.n, "k": o.point.k, "batch": o.point.batch,
-                 "kernel": o.kernel, "measured": o.point.efficiency, "predicted": o.efficiency,
-                 "measured_us": measured_us(o.point, args.tuning_sclk), "predicted_us": o.us, "limit": o.limit,
-                 "refused": o.refused, "seconds": round(o.seconds, 3), "compute_us": o.compute_us,
-                 "dram_us": o.dram_us} for o in outcomes]
-        Path(args.points).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        Path(args.points).write_text(json.dumps(point_rows(outcomes, args.tuning_sclk), indent=1) + "\n",
+                                     encoding="utf-8")
     return 0
 
 
