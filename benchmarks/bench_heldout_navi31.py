@@ -910,6 +910,14 @@ def accuracy_section(outcomes: list, sclk: float, floor: float) -> list[str]:
     for g in SIZE_CLASSES:
         if groups[g]:
             lines.append(row(g, groups[g]))
+    spans = ((0, 30), (30, 300), (300, 1000), (1000, 3000), (3000, math.inf))
+    lines += ["", f"By measured time (at {sclk:,.0f} MHz), all sizes and then the large ones:", ""] + head
+    for label, os_ in (("", done), ("large, ", [o for o in done if o.point.size_class == "large"])):
+        for lo, hi in spans:
+            in_span = [o for o in os_ if lo <= measured_us(o.point, sclk) < hi]
+            if in_span:
+                span = f"{lo:,}-{hi:,} us" if hi < math.inf else f"{lo:,} us and more"
+                lines.append(row(label + span, in_span))
     worst = sorted(done, key=lambda o: -abs(o.efficiency - o.point.efficiency * scale))[:20]
     lines += ["", f"Worst 20 (absolute error; the measured times at {sclk:,.0f} MHz):", "",
               "| file | M x N x K | measured | predicted | measured us | predicted us | predicted bound by | reason | kernel |",
