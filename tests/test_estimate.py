@@ -170,6 +170,34 @@ def test_a_wmma_kernel_is_held_to_the_matrix_peak():
     assert 0 < est.tflops < est.peak_flops / 1e12
 
 
+def test_launch_overhead_and_matrix_clock_fraction_act_where_documented():
+    """``launch_overhead_us`` is added once to the predicted time; ``matrix_clock_fraction`` slows the SIMD
+    time of a WMMA kernel only: an FP32 kernel's time and every peak stay at ``clock_hz``."""
+    from isalint.validate.gemm import geometry
+
+    def predict(name: str, timing):
+        path = KERNELS / name
+        analysis = Analysis.from_source(parse_text(path.read_text(), str(path)))
+        geo = geometry(str(path), 1024)
+        return estimate(analysis.program, 1024, geo.grid, geo.block, timing, abi=geo.abi)
+
+    bare = T.with_(launch_overhead_us=0.0, matrix_clock_fraction=1.0)
+    for name, matrix in (("gemm_wmma_f16.s", True), ("kernel3_reg_tiling.s", False)):
+        base = predict(name, bare)
+        assert base.matrix is matrix and base.compute_ms == pytest.approx(base.cycles / T.clock_hz * 1e3)
+        late = predict(name, bare.with_(launch_overhead_us=25.0))
+        assert late.predicted_ms == pytest.approx(base.predicted_ms + 0.025)
+        slow = predict(name, bare.with_(matrix_clock_fraction=0.5))
+        assert slow.cycles == base.cycles and slow.peak_flops == base.peak_flops
+        if matrix:
+            assert slow.compute_ms == pytest.approx(2 * base.compute_ms)
+            assert slow.efficiency < base.efficiency
+        else:
+            assert slow.predicted_ms == base.predicted_ms
+    assert T.launch_overhead_us > 0 and 0 < T.matrix_clock_fraction < 1
+    assert PARAMETERS["launch_overhead_us"][1] == PARAMETERS["matrix_clock_fraction"][1] == "calibrated"
+
+
 def _vopd_block(conflict: bool, count: int = 64) -> str:
     lines = []
     for i in range(count):
@@ -411,7 +439,8 @@ def test_cli_parameter_override_changes_the_prediction():
     path = KERNELS / "kernel1_naive.s"
     _, out, _ = cli("estimate", path, "--gemm", 256, "--format", "json")
     _, slow, _ = cli("estimate", path, "--gemm", 256, "--format", "json", "--param", "vmem_latency=900")
-    assert json.loads(slow)["predicted_ms"] > 1.8 * json.loads(out)["predicted_ms"]
+    launch = T.launch_overhead_us / 1000  # the launch's own time does not grow with the latency
+    assert json.loads(slow)["predicted_ms"] - launch > 1.8 * (json.loads(out)["predicted_ms"] - launch)
 
 
 def test_cli_lists_the_parameters_with_their_sources():

@@ -5,6 +5,7 @@ and the mapping to kernels when ``$ISALINT_TENSILE_LIBRARY`` names rocBLAS 5.5.1
 TensileLibrary_gfx1100.co; both skipped when absent. The bad-input cases use files written here."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -184,3 +185,48 @@ def test_in_process_estimate_is_the_command_line_one():
         if a.refused is None:
             assert a.efficiency == pytest.approx(b.efficiency, abs=0.01)  # the JSON rounds to 4 digits
             assert a.us == pytest.approx(b.us, rel=1e-3, abs=0.06)  # and the time to 0.1 us
+
+
+def test_saved_points_give_the_model_at_other_parameter_values(tmp_path):
+    """A --points file keeps each point's SIMD time and DRAM floor, so the benchmark's report at other values
+    of the two fitted parameters (--fit, --points-in) is what ``isalint estimate --param`` prints at them."""
+    path = one_per_family(real_files())[1]
+    if not LIBRARY.is_file():
+        pytest.skip("rocBLAS's TensileLibrary_gfx1100.co is not installed (set ISALINT_TENSILE_LIBRARY)")
+    if held.estimate_interface():
+        pytest.skip("this isalint's estimate has no --tensile")
+    lg = held.read_logic(path)
+    mapping = held.map_solutions(lg, held.library_kernels(str(LIBRARY)))
+    points = sorted((p for p in lg.points if p.efficiency > 0), key=lambda p: p.flops)
+    picked = [points[0], points[len(points) // 2], points[-1]]
+    here = held.estimate_all(str(LIBRARY), [(mapping.kernel[p.solution], p) for p in picked], jobs=1, via="api")
+    saved = tmp_path / "points.json"
+    saved.write_text(json.dumps(held.point_rows(here, held.BOOST_MHZ)))
+    back = held.load_points(str(saved), [lg], held.BOOST_MHZ)
+    assert [o.point for o in back] == picked
+    fraction, overhead = 0.7, 20.0
+    moved = held.with_parameters(back, fraction, overhead)
+    for o, m in zip(here, moved):
+        assert o.refused is None
+        cmd = held.isalint_command() + ["estimate", str(LIBRARY), "--kernel", o.kernel, "--tensile",
+                                        f"{o.point.m},{o.point.n},{o.point.k},{o.point.batch}", "--format", "json",
+                                        "--param", f"matrix_clock_fraction={fraction}",
+                                        "--param", f"launch_overhead_us={overhead}"]
+        for item in held.stride_items(o.point):
+            cmd += ["--arg", item]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert m.us == pytest.approx(1000 * doc["predicted_ms"], rel=1e-3, abs=0.06)
+        assert m.efficiency == pytest.approx(100 * doc["efficiency"], abs=0.01)
+        assert m.us > o.us  # both parameters moved the same way: slower
+    # the fit finds back values it is given: times made from the model's own SIMD times
+    made = [held.Outcome(o.point, o.kernel, o.efficiency, o.us, None, 0.0, o.limit, o.compute_us, o.dram_us)
+            for o in back]
+    for o in made:
+        flops_per_us_at_peak = o.efficiency * o.us  # efficiency x time is the point's constant
+        o.point = held.Point(o.point.file, o.point.family, o.point.trans, o.point.general_batched, o.point.m,
+                             o.point.n, o.point.batch, o.point.k, o.point.ld, o.point.solution,
+                             flops_per_us_at_peak / (max(o.compute_us / 0.8, o.dram_us) + 9.0))
+    f, u = held.fit(made, held.BOOST_MHZ)
+    assert f == pytest.approx(0.8, abs=0.01) and u == pytest.approx(9.0, abs=0.3)

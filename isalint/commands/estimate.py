@@ -289,7 +289,7 @@ def render(est) -> str:
         lines.append(f"    {lp.label:16s} {line:>5s} {lp.trips:7d} {100 * lp.cycles / total:5.1f}%  {cells}")
     for note in est.notes:
         lines.append(f"  note: {note}")
-    if est.dram_ms >= est.cycles / est.timing.clock_hz * 1e3:
+    if est.dram_ms >= est.compute_ms:
         lines.append("  note: bound by DRAM bandwidth")
     return "\n".join(lines)
 

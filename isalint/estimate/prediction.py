@@ -152,8 +152,16 @@ class Estimate:
         return self.timing.peak(self.dtype)
 
     @property
+    def compute_ms(self) -> float:
+        """The simulated SIMD time: ``cycles`` at the clock (a WMMA kernel's at ``matrix_clock_fraction``
+        of it)."""
+        clock = self.timing.clock_hz * (self.timing.matrix_clock_fraction if self.matrix else 1.0)
+        return self.cycles / clock * 1e3
+
+    @property
     def predicted_ms(self) -> float:
-        return max(self.cycles / self.timing.clock_hz * 1e3, self.dram_ms)
+        """The longer of the SIMD time and the DRAM floor, plus the launch overhead."""
+        return max(self.compute_ms, self.dram_ms) + self.timing.launch_overhead_us * 1e-3
 
     @property
     def flop(self) -> float:
@@ -320,7 +328,7 @@ def estimate(program, n: int, grid, block, timing: Timing = GFX1100, kernel=None
     est.sgprs = int(sgprs) if sgprs is not None else None
     last_index = getattr(kernel, "last", len(program.instrs))
     est.dtype = kernel_dtype(program.instrs[i].opcode for i in range(kernel.first, last_index))
-    if est.cycles / timing.clock_hz * 1e3 < dram_ms:
+    if est.compute_ms < dram_ms:
         notes.append("bound by DRAM bandwidth: reading the inputs and writing the outputs once takes longer than "
                      "the simulated SIMD time")
     return est

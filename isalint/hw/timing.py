@@ -61,6 +61,9 @@ class Timing:
     lds_wgp_mode_factor: float = 1.5
     vmem_latency: int = 453
     vmem_bytes_per_cycle_per_cu: int = 128
+    # -- the launch and the clock under load (fitted to rocBLAS's navi31 measurements) ----------------
+    launch_overhead_us: float = 8.6
+    matrix_clock_fraction: float = 0.845
     # -- the part (isalint/hw/gpus.py) ------------------------------------------------------------
     vgprs_per_lane: int = 1536  # VGPR file per SIMD lane in wave32 (1024 on gfx1102, gfx1103, gfx1150)
     gpu: str = "7900xtx"  # the --gpu key these chip figures are of
@@ -181,6 +184,25 @@ PARAMETERS: dict[str, tuple[str, str, str]] = {
                                              "Testing is Hard: RDNA 3 Power Saving', 2023)"),
     "vmem_bytes_per_cycle_per_cu": ("B/cycle", "assumption", "one 128-byte cache line per clock per CU on the "
                                                              "vector memory path"),
+    "launch_overhead_us": ("us", "calibrated",
+                           "added once to every launch's predicted time: the time from a launch to its end that "
+                           "no wave's work accounts for (dispatch, the first waves' start, the end-of-kernel "
+                           "flush, the timer). Fitted to rocBLAS 5.5.1's measured navi31 GEMM efficiencies "
+                           "(Tensile logic files, FP16/BF16/INT8 WMMA kernels, 64 to 8192 per side) together "
+                           "with matrix_clock_fraction; cross-validated by data type and by layout "
+                           "(benchmarks/bench_heldout_navi31.py --fit, benchmarks/results/heldout_navi31.md). "
+                           "Their shortest launches measure about 9.3 us, whatever the size. Fitted on 1,600 "
+                           "sampled points: 8.6; on one data type or one layout alone: 8.45-8.80"),
+    "matrix_clock_fraction": ("x clock", "calibrated",
+                              "the clock a kernel that computes with WMMA sustains, as a share of clock_hz: "
+                              "its SIMD cycles are run at clock_hz x this (the peak stays at clock_hz). Fitted "
+                              "to the same rocBLAS navi31 measurements (all WMMA kernels) as launch_overhead_us: "
+                              "their large sizes run as if the card's clock were this share of 2.5 GHz. Whether "
+                              "it is the clock (a WMMA-bound 7900 XTX at its power limit) or WMMA issuing slower "
+                              "than one per 32 cycles per SIMD, these measurements cannot tell. FP32 (VALU) "
+                              "kernels keep clock_hz: the worklog's measured times fit it. Fitted on 1,600 sampled "
+                              "points: 0.845 (2,112 MHz); on one data type alone 0.795 (INT8) to 0.880 (BF16), "
+                              "on one layout 0.813-0.863"),
 }
 
 # Measured on a Radeon 7900 XTX, 4096 x 4096 FP32 GEMM (ms): the eight kernels of the GEMM worklog this
