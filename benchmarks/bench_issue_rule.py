@@ -103,15 +103,13 @@ class Code:
             program = Analysis.from_source(parse_text(text, name)).program
             assert len(program.instrs) == len(instrs), "one program instruction per decoded one"
             costs = CostModel(program, program.kernels[0], GFX1100)
-            stalls = costs.stalls()
-            for i, (offset, _size, text, _t) in enumerate(instrs):
+            for i, (offset, _size, line, _t) in enumerate(instrs):
                 c = costs.cost(i)
                 ins = program.instrs[i]
                 unit = UNIT_NAMES[c.unit]
                 implicit = () if unit in ("SALU", "branch") else ("exec_lo", "exec")  # vector work reads EXEC
                 regs = frozenset(r for r in ins.uses if r not in implicit)
-                self.at[code_addr + offset] = (UNIT_NAMES[c.unit], regs, frozenset(ins.defs),
-                                                      c.occupy, text, c.latency)
+                self.at[code_addr + offset] = (unit, regs, frozenset(ins.defs), c.occupy, line)
 
 
 RAW_HEADER = 256

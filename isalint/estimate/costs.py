@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..hw.encoding import inline_integer, instruction_bytes
 from ..hw.lds_banks import bank_conflicts, lanes_per_pass
-from ..hw.latency import QUARTER_RATE_OPCODES
+from ..hw.latency import QUARTER_RATE_ISSUE_OPCODES
 from ..hw.timing import Timing
 from ..hw.vgpr_banks import ops_from_instrs, simulate
 from ..isa.mnemonics import base_mnemonic, split_encoding
@@ -24,11 +24,6 @@ from ..model.waitcnt import wait_thresholds
 VALU, SALU, SMEM, LDS, VMEM, BRANCH, OTHER, WAIT, BARRIER, NOP, END, SKIP = range(12)
 UNIT_NAMES = ("VALU", "SALU", "SMEM", "LDS", "VMEM", "branch", "other", "s_waitcnt", "s_barrier", "s_nop",
               "s_endpgm", "hint")
-
-# The 16-bit multiply-adds with a 32-bit result: LLVM schedules their result as a quarter-rate one, but
-# SQ thread traces of a 7900 XTX show the next VALU instruction issue one cycle after them (four after
-# v_mad_u64_u32, v_mad_i64_i32, v_mul_hi_i32): they keep the VALU one cycle (benchmarks/results/issue_rule.md).
-FULL_RATE_MULTIPLY_ADDS = frozenset({"v_mad_u32_u16", "v_mad_i32_i16"})
 
 _WIDTH = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "d16": 2, "b32": 4, "b64": 8, "b96": 12,
           "b128": 16}
@@ -152,7 +147,7 @@ class CostModel:
             base = split_encoding(name)[0]
             occupy = 1.0 + t.bank_stall_exposure * stall
             latency = result_latency(ins, t)
-            if klass != "trans" and base in QUARTER_RATE_OPCODES and base not in FULL_RATE_MULTIPLY_ADDS:
+            if klass != "trans" and base in QUARTER_RATE_ISSUE_OPCODES:
                 occupy = max(occupy, float(t.quarter_rate_cycles))
             elif base.startswith("v_wmma_"):
                 # the matrix path reads its operands its own way: the VALU bank model does not apply.
