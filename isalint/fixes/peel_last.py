@@ -538,8 +538,7 @@ def _plan_bases(program, kernel, body, copies, pre):
 
 
 def _rewrite_add(line: str, bases, copy: int) -> str | None:
-    code = line.split(";")[0].strip()
-    m = _VADD.match(code)
+    m = _VADD.match(_code(line))
     if not m:
         return line
     if copy == 1:
@@ -551,8 +550,7 @@ def _rewrite_add(line: str, bases, copy: int) -> str | None:
 
 
 def _rewrite_load(line: str, bases) -> str:
-    code = line.split(";")[0].strip()
-    m = _GLOAD.match(code)
+    m = _GLOAD.match(_code(line))
     if not m:
         return line
     r, lo = m.group(2), int(m.group(4))
