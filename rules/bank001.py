@@ -102,7 +102,7 @@ from __future__ import annotations
 
 from isalint.hw.vgpr_banks import _op_from_instr, simulate
 
-from .cost import WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, region_of
+from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing, region_of
 
 CODE = "BANK001"
 NAME = "vgpr-bank-conflict"
@@ -165,7 +165,6 @@ def _operand_span(ins, access) -> tuple[int, int]:
 #   guide states the bank rule for VOPD pairs only and no measurement shows this stall: assumed.
 MEASURED = ("vopd", "wmma")
 WMMA_BANK_CYCLES = 2
-LOOP_SHARE_WARN = 0.05  # of an iteration's cycles (as DELAY001): a smaller stall is not a material one
 
 
 def _sites(analysis):
@@ -233,7 +232,6 @@ def check(analysis):
     found = list(_sites(analysis))
     if not found:
         return
-    from .delay001 import _standing  # a loop's issue cycles and whether it is hot, as DELAY001 weighs them
 
     kinds = {(s.index, s.column): kind for s, kind in found}
     sites = [s for s, _ in found]
@@ -244,7 +242,7 @@ def check(analysis):
         if key not in standing:
             measured = sum(s.cycles for s in group if kinds[(s.index, s.column)] in MEASURED)
             total = sum(s.cycles for s in group)
-            f = dict(_standing(analysis, region, total))
+            f = dict(loop_standing(analysis, region, total))
             if region.loop is not None:
                 issue = f["loop_issue_cycles"]
                 f["measured_share"] = measured / (issue + total) if issue + total else 0.0

@@ -99,10 +99,10 @@ stalls in the ALU and the ALU does nothing else).
 from __future__ import annotations
 
 from isalint.hw import latency as _lat
-from isalint.model.alu_delays import issue_cycles, pending_dependencies
-from isalint.model.hotness import ASSUMED_TRIPS, hotness
+from isalint.model.alu_delays import pending_dependencies
+from isalint.model.hotness import hotness
 
-from .cost import SiteCost, aggregate, region_of
+from .cost import LOOP_SHARE_WARN, SiteCost, aggregate, loop_standing, region_of
 
 CODE = "DELAY001"
 NAME = "missing-delay-alu"
@@ -156,80 +156,6 @@ def _executions(analysis, index: int) -> int:
     return cache[key]
 
 
-LOOP_SHARE_WARN = 0.05  # of an iteration's cycles: a smaller stall is not a material one
-MAIN_LOOP_SHARE = 0.5  # a loop with a known trip count is hot from half the main loop's issue cycles on
-
-
-def _own_issue(analysis, loop) -> int:
-    """Cycles one iteration of ``loop`` keeps the SIMD busy with its own instructions (not its inner
-    loops'): each as the delay counting sees it (``s_nop N`` N+1, hints none), a WMMA for as long as it
-    holds the matrix path (:data:`isalint.hw.latency.WMMA_CYCLES`)."""
-    cache = analysis.__dict__.setdefault("_delay001_issue", {})
-    if loop.header not in cache:
-        cfg, instrs = analysis.cfg, analysis.program.instrs
-        cache[loop.header] = sum(_lat.WMMA_CYCLES if instrs[i].opcode.startswith("v_wmma_") else issue_cycles(instrs[i])
-                                 for i in loop.indices(cfg) if cfg.loop_of(i) is loop)
-    return cache[loop.header]
-
-
-def _main_loops(analysis, kernel) -> tuple[set, int]:
-    """The kernel's hottest loops by modelled issue cycles per wave (own issue cycles times
-    executions), and that weight."""
-    key = kernel.first if kernel is not None else -1
-    cache = analysis.__dict__.setdefault("_delay001_main", {})
-    if key not in cache:
-        h, cfg = hotness(analysis), analysis.cfg
-        weights = {}
-        for lp in cfg.loops:
-            first = lp.indices(cfg)[0]
-            if analysis.program.kernel_of(first) is kernel:
-                weights[lp.header] = _own_issue(analysis, lp) * h.of_loop(lp).count
-        top = max(weights.values(), default=0)
-        cache[key] = ({hd for hd, w in weights.items() if w == top}, top, weights)
-    main, top, weights = cache[key]
-    return main, top, weights
-
-
-def _standing(analysis, region, stall: float) -> dict:
-    """What one region's stall means: its share of an iteration, whether the loop is hot and how sure
-    the numbers are."""
-    if region.loop is None:
-        return {"hot": False, "loop_issue_cycles": None, "loop_share": None, "trips_known": True,
-                "confidence": "low", "why": "the code outside loops runs once per wave"}
-    loop = region.loop
-    issue = _own_issue(analysis, loop)
-    share = stall / (issue + stall) if issue + stall else 0.0
-    main, top, weights = _main_loops(analysis, region.kernel)
-    known = region.executions.known
-    is_main = loop.header in main
-    around = not is_main and any(_encloses(loop, lp) for lp in analysis.cfg.loops if lp.header in main)
-    hot = is_main or around or (known and top and weights.get(loop.header, 0) >= MAIN_LOOP_SHARE * top)
-    if is_main:
-        why = "the kernel's hottest loop by modelled issue cycles"
-    elif around:
-        why = "a loop around the kernel's hottest loop (each of its iterations runs that loop)"
-    elif hot:
-        why = "a hot loop: its trip count is in the code and it issues at least half the main loop's cycles"
-    else:
-        why = "not the kernel's hottest loop"
-    if known:
-        why += "; its trip count is in the code"
-    else:
-        why += f"; its trip count is not in the code ({ASSUMED_TRIPS} assumed)"
-    confidence = "high" if hot and known else "medium" if hot else "low"
-    return {"hot": bool(hot), "loop_issue_cycles": issue, "loop_share": round(share, 4), "trips_known": known,
-            "confidence": confidence, "why": why}
-
-
-def _encloses(outer, inner) -> bool:
-    lp = inner.parent
-    while lp is not None:
-        if lp is outer:
-            return True
-        lp = lp.parent
-    return False
-
-
 def check(analysis):
     sites = list(_sites(analysis))
     if not sites:
@@ -239,7 +165,7 @@ def check(analysis):
     def facts(region, group):
         key = (id(region.kernel), id(region.loop))
         if key not in standing:
-            standing[key] = _standing(analysis, region, sum(s.cycles for s in group))
+            standing[key] = loop_standing(analysis, region, sum(s.cycles for s in group))
         return standing[key]
 
     def material(region, group):
