@@ -579,7 +579,7 @@ class Decoder:
         nsrc = 0
         halves = self.true16 and _stem(o.name) in _TRUE16_OPS  # op_sel picks each VGPR's half
         for row, fmt in zip(o.ops, o.fmts):
-            name, bits, kind = row[0], self._mask_bits(row), row[3]
+            name, bits = row[0], self._mask_bits(row)
             if name == "vdst" and halves:
                 out.append(f"v{value & 0xFF}.{'h' if opsel >> 3 & 1 else 'l'}")
             elif name == "vdst":

@@ -517,7 +517,7 @@ def _plan_bases(program, kernel, body, copies, pre):
         return None
     taken = iter(free_pairs)
     names = {}
-    setup = [f"\t; isalint fix --peel-last: the second copy's loads from SGPR bases one tile further"]
+    setup = ["\t; isalint fix --peel-last: the second copy's loads from SGPR bases one tile further"]
     sgprs = 0
     for (lo, stride) in pairs:
         p = next(taken)
