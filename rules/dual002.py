@@ -81,6 +81,7 @@ MATCH_GROUP = 128  # candidates whose best pairing is searched together (the sea
 PAIR_CYCLES = 1.0  # two singles issued as one VOPD: one issue cycle saved
 SINGLE_CYCLES = 0.5  # a single that another change would pair: half the pair's cycle
 _MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
+_MOVABLE_SET = frozenset(_MOVABLE_KLASSES)
 
 
 def _is_boundary(ins) -> bool:
@@ -240,27 +241,38 @@ def check(analysis):
 def _sites(analysis):
     program = analysis.program
     instrs = program.instrs
+    cfg = analysis.cfg
     budget = max(0, limits.DUAL002_CANDIDATES)
     skipped: list[int] = []
-    for blk, region in _regions(analysis):
-        potential = [i for i in region if _may_be_candidate(instrs[i])]
+    plans = _PLANS
+    # what a region's plan depends on besides its statements: how the file's instructions were
+    # decoded (wave64 changes their registers) and the search's bounds
+    head = (program.wave64, WINDOW, MATCH_GROUP)
+    ids = None
+    for region, potential in _searched_runs(analysis):
+        in_loop = cfg.loop_of(region[0]) is not None
         if len(potential) > budget:
             skipped.extend(potential[budget:])
             potential = potential[:budget]
+            budget = 0
+            if potential:  # a cut-down search: not what the region's plan holds
+                yield from _render(instrs, region[0], _plan(analysis, region, potential, in_loop))
+            continue
         budget -= len(potential)
-        cands = {i: h for i in potential if (h := _candidate(analysis, instrs[i])) is not None}
-        if not cands:
-            continue
-        fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
-                       for i in region)
-        if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
-            continue
-        indexed = _edge_index(instrs, region)
-        pos = {i: n for n, i in enumerate(region)}
-        order = sorted(cands)
-        for start in range(0, len(order), MATCH_GROUP):
-            group = order[start:start + MATCH_GROUP]
-            yield from _group_sites(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd, indexed)
+        if ids is None:
+            ids = [id(ins.stmts) for ins in instrs]
+        key = (head, in_loop, tuple(ids[region[0]:region[-1] + 1]))
+        got = plans.get(key)
+        if got is None:
+            plan = _plan(analysis, region, potential, in_loop)
+            if len(plans) >= _PLANS_MAX:
+                plans.clear()
+            # the entry keeps the statements alive: no other statement can take their ids
+            plans[key] = (tuple(instrs[i].stmts for i in region), plan)
+        else:
+            plan = got[1]
+        if plan:
+            yield from _render(instrs, region[0], plan)
     if skipped:
         line = instrs[skipped[0]].lineno
         # the worst finding the unsearched part could have held: a warning needs float math left single
@@ -270,11 +282,130 @@ def _sites(analysis):
             f"it checks at most {limits.DUAL002_CANDIDATES} per file", severity=worst))
 
 
-def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
-    """The sites of the candidates ``order`` (sorted) of one region."""
-    program, cfg = analysis.program, analysis.cfg
+def _searched_runs(analysis):
+    """The regions of :func:`_regions` that hold a possible candidate, each with those
+    (:func:`_may_be_candidate`): one pass over the blocks, a region as a run of consecutive indices."""
+    program = analysis.program
     instrs = program.instrs
-    edges, edge_regs, first_after, last_before = indexed
+    wave64 = [(k.first, k.last) for k in program.kernels if k.wave_size == 64]
+    movable = _MOVABLE_SET
+    duals = _DUAL_NAMES
+    for blk in analysis.cfg.blocks:
+        first, last = blk.first, blk.last
+        if wave64 and any(lo <= first < hi for lo, hi in wave64):
+            continue
+        start = first
+        potential: list[int] = []
+        for i in range(first, last):
+            ins = instrs[i]
+            klass = ins.klass
+            if ins.opaque or ins.counters or klass not in movable:  # _is_boundary
+                if potential:
+                    yield list(range(start, i)), potential
+                    potential = []
+                start = i + 1
+            elif klass == "valu" and len(ins.stmts) == 1:  # _may_be_candidate
+                op = ins.opcode
+                dual = duals.get(op, duals)
+                if dual is duals:
+                    dual = duals[op] = dual_name(op)
+                if dual is not None:
+                    potential.append(i)
+        if potential:
+            yield list(range(start, last)), potential
+
+
+def _render(instrs, base: int, plan):
+    """The sites of a region's plan, the region starting at instruction ``base``."""
+    for rel, cycles, parts in plan:
+        i = base + rel
+        stmt = instrs[i].stmts[0]
+        if type(parts) is not str:
+            parts = "".join(p if type(p) is str else
+                            (str(instrs[base + p[1]].lineno) if p[0] == "L" else instrs[base + p[1]].text())
+                            for p in parts)
+        yield SiteCost(i, stmt.col, max(stmt.end_col, stmt.col + 1), parts, cycles)
+
+
+def _plan(analysis, region, potential, in_loop: bool) -> tuple:
+    """The sites of one region as (index relative to the region's first instruction, cycles,
+    message), the message a string or a list of strings and ("L", relative index) / ("T", relative
+    index) for an instruction's line number / text. It depends on the region's statements alone
+    (and on whether it lies in a loop), so it is worked out once per distinct region."""
+    instrs = analysis.program.instrs
+    cands = {i: h for i in potential if (h := _candidate(analysis, instrs[i])) is not None}
+    if not cands:
+        return ()
+    fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
+                   for i in region)
+    if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
+        return ()
+    lean = _nearest_dependents(instrs, region)
+    full: list = []  # _edge_index of the region, made when a message needs it
+
+    def edge_index():
+        if not full:
+            full.append(_edge_index(instrs, region))
+        return full[0]
+
+    pos = {i: n for n, i in enumerate(region)}
+    order = sorted(cands)
+    out: list = []
+    for start in range(0, len(order), MATCH_GROUP):
+        group = order[start:start + MATCH_GROUP]
+        out.extend(_group_plan(instrs, region, pos, {i: cands[i] for i in group}, group, fma_vopd, in_loop, lean,
+                               edge_index))
+    return tuple(out)
+
+
+def _nearest_dependents(instrs, region):
+    """The ``first_after`` and ``last_before`` of :func:`_edge_index` alone (what :func:`_move`
+    needs), by the same walk."""
+    first_after: dict[int, int] = {}
+    last_before: dict[int, int] = {}
+    last_def: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    for i in region:
+        ins = instrs[i]
+        lb = -1
+        for reg in ins.uses:
+            d = last_def.get(reg)
+            if d is not None:
+                if d not in first_after:
+                    first_after[d] = i
+                if d > lb:
+                    lb = d
+            rs = readers.get(reg)
+            if rs is None:
+                readers[reg] = [i]
+            else:
+                rs.append(i)
+        for reg in ins.defs:
+            rs = readers.get(reg)
+            if rs:
+                for r in rs:
+                    if r != i:
+                        if r not in first_after:
+                            first_after[r] = i
+                        if r > lb:
+                            lb = r
+            d = last_def.get(reg)
+            if d is not None and d != i:
+                if d not in first_after:
+                    first_after[d] = i
+                if d > lb:
+                    lb = d
+            last_def[reg] = i
+            readers[reg] = []
+        if lb >= 0:
+            last_before[i] = lb
+    return first_after, last_before
+
+
+def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge_index):
+    """The plan (see :func:`_plan`) of the candidates ``order`` (sorted) of one region."""
+    base = region[0]
+    first_after, last_before = lean
     forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
 
     def pairing(a, b, stop=False):
@@ -294,39 +425,53 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         _PAIRINGS[key] = (sa, sb, p)
         return p
 
-    # Legal, movable pairs among the singles, then a maximum matching of them.
+    def line(i):
+        return ("L", i - base)
+
+    def text(i):
+        return ("T", i - base)
+
+    # Legal, movable pairs among the singles, then a maximum matching of them. A pair of the window
+    # that is not an option is refused: by the instruction in the way (_move), else by its pairing
+    # (the destination parity rule or another), worked out when a message needs it.
     options: dict[tuple[int, int], object] = {}
-    # None: not a legal pair; an instruction's index: the one in the way; the reason worked out on use
-    refusals: dict[tuple[int, int], int | None] = {}
     parity = {i: _dst_parity(cands[i]) for i in order}
     for n, a in enumerate(order):
         pa = parity[a]
+        first_down = first_after.get(a)
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
-            k = _move(first_after, last_before, a, b)
-            if k is not None:
-                refusals[(a, b)] = k
-                continue
             if pa is not None and pa == parity[b]:
-                refusals[(a, b)] = None  # every form breaks the destination parity rule
-                continue
+                continue  # every form breaks the destination parity rule
+            if first_down is not None and first_down < b:  # _move(first_after, last_before, a, b) is not None
+                last_up = last_before.get(b, a)
+                if last_up > a and last_up >= first_down:
+                    continue
             p = pairing(a, b, stop=True)
             if p.legal:
                 options[(a, b)] = p
-            else:
-                refusals[(a, b)] = None
     matched = _match(options)
-    loop = cfg.loop_of(region[0])
+    out: list = []
     paired: set[int] = set()
-    for a, b in sorted(matched):
+    for a, b in matched:
         p = options[(a, b)]
         paired.update((a, b))
-        where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
-        yield _site(program, a, f"with line {instrs[b].lineno} ({instrs[b].text()}): can issue as one "
-                                f"VOPD ({where}): {p.text}", PAIR_CYCLES)
-    if loop is None:
-        return  # outside loops only the pairs are worth a note
+        lo, hi = pos[a] + 1, pos[b]
+        if lo >= hi:
+            where = ["adjacent"]
+        else:
+            edges = edge_index()[0]
+            up = [k for k in region[lo:hi] if (k, b) in edges]
+            if not up:
+                where = ["move line ", line(b), " up next to line ", line(a)]
+            else:
+                where = ["move line ", line(a), " down below line ", line(max(up)), " and line ", line(b),
+                         " up to it"]
+        out.append((a - base, PAIR_CYCLES, ["with line ", line(b), " (", text(b), "): can issue as one VOPD (",
+                                            *where, "): ", p.text]))
+    if not in_loop:
+        return out  # outside loops only the pairs are worth a note
     for n, i in enumerate(order):
         if i in paired:
             continue
@@ -334,27 +479,27 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         if len(order) < 2:
             if not (_is_fma(h) and fma_vopd):
                 continue
-            yield _site(program, i, "stays single: no other single VALU instruction between the boundaries "
-                                    "around it to pair with", SINGLE_CYCLES)
+            out.append((i - base, SINGLE_CYCLES, "stays single: no other single VALU instruction between the "
+                                                 "boundaries around it to pair with"))
             continue
         j = _nearest(order, n)
-        key = (min(i, j), max(i, j))
-        if key in refusals:
-            k = refusals[key]
-            if k is None:
-                why = pairing(*key).reason()
-            else:
-                x, y = key
-                regs = sorted(set(edge_regs.get((k, y), ())) | set(edge_regs.get((x, k), ())))
-                why = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
-                       f"them with a dependency ({', '.join(regs) or 'registers'})")
-        elif key in options:
+        key = x, y = (min(i, j), max(i, j))
+        if key in options:
             other = next(b if a == j else a for a, b in matched if j in (a, b))
-            why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
+            why = ["line ", line(j), " is paired with line ", line(other), " instead"]
+        elif y - x > WINDOW:
+            why = ["line ", line(j), f" is more than {WINDOW} instructions away"]
         else:
-            why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
-        yield _site(program, i, f"cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}",
-                    SINGLE_CYCLES)
+            k = _move(first_after, last_before, x, y)
+            if k is None:
+                why = [pairing(*key).reason()]
+            else:
+                edge_regs = edge_index()[1]
+                regs = sorted(set(edge_regs.get((k, y), ())) | set(edge_regs.get((x, k), ())))
+                why = ["they cannot be brought together: line ", line(k), " sits between them with a "
+                       f"dependency ({', '.join(regs) or 'registers'})"]
+        out.append((i - base, SINGLE_CYCLES, ["cannot pair with line ", line(j), " (", text(j), "): ", *why]))
+    return out
 
 
 def _nearest(order: list[int], n: int) -> int:
@@ -368,6 +513,10 @@ def _nearest(order: list[int], n: int) -> int:
 _PAIRINGS: dict[tuple, tuple] = {}
 _MATCHINGS: dict[tuple, list] = {}
 _MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 distinct pairs per million instructions
+# the plan of a region (see _plan) by its statements: a library's kernels repeat most of their regions
+_PLANS: dict[tuple, tuple] = {}
+_PLANS_MAX = 1 << 15
+_DUAL_NAMES: dict[str, str | None] = {}  # dual_name of an opcode
 
 
 def _match(options) -> list[tuple[int, int]]:
