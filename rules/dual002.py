@@ -65,7 +65,9 @@ the pairing restrictions), and the VOPD encoding.
 """
 from __future__ import annotations
 
-from isalint.hw.vopd import _forms, _pairing, dual_name
+import itertools
+
+from isalint.hw.vopd import _depends, _forms, _pairing, dual_name, first_legal_form, format_pair, legality_class
 from isalint.model import limits
 
 from .cost import SiteCost, aggregate, fma_loop_fixable
@@ -436,9 +438,12 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
     # (the destination parity rule or another), worked out when a message needs it.
     options: dict[tuple[int, int], object] = {}
     parity = {i: _dst_parity(cands[i]) for i in order}
+    facts = {i: _pair_facts(cands[i]) for i in order}
+    legal_forms = _LEGAL_FORMS
     for n, a in enumerate(order):
         pa = parity[a]
         first_down = first_after.get(a)
+        fa = facts[a]
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
@@ -448,14 +453,32 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
                 last_up = last_before.get(b, a)
                 if last_up > a and last_up >= first_down:
                     continue
-            p = pairing(a, b, stop=True)
-            if p.legal:
-                options[(a, b)] = p
+            fb = facts[b]
+            if fa[1] is None or fb[1] is None:  # no legality class: the pairing itself
+                p = pairing(a, b, stop=True)
+                if p.legal:
+                    options[(a, b)] = p.text
+                continue
+            if _depends(cands[a], cands[b]):
+                continue  # no form is legal
+            key = (fa[1], fb[1])
+            got = legal_forms.get(key, legal_forms)
+            if got is legal_forms:
+                got = first_legal_form(fa[2], fb[2])
+                if len(legal_forms) >= _MEMO_MAX:
+                    legal_forms.clear()
+                legal_forms[key] = got
+            if got is not None:
+                options[(a, b)] = (fa[0], fb[0], got)
     matched = _match(options)
     out: list = []
     paired: set[int] = set()
     for a, b in matched:
         p = options[(a, b)]
+        if type(p) is not str:
+            forms_a, forms_b, (ia, ib, swap) = p
+            x, y = forms_a[ia], forms_b[ib]
+            p = format_pair(y, x) if swap else format_pair(x, y)
         paired.update((a, b))
         lo, hi = pos[a] + 1, pos[b]
         if lo >= hi:
@@ -469,7 +492,7 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
                 where = ["move line ", line(a), " down below line ", line(max(up)), " and line ", line(b),
                          " up to it"]
         out.append((a - base, PAIR_CYCLES, ["with line ", line(b), " (", text(b), "): can issue as one VOPD (",
-                                            *where, "): ", p.text]))
+                                            *where, "): ", p]))
     if not in_loop:
         return out  # outside loops only the pairs are worth a note
     for n, i in enumerate(order):
@@ -502,6 +525,29 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
     return out
 
 
+def _pair_facts(h):
+    """(forms, legality class id, classes of the forms) of a candidate's half (see
+    :func:`isalint.hw.vopd.first_legal_form`), once per half: the id None when a form has no class."""
+    got = _FACTS.get(id(h))
+    if got is not None and got[0] is h:
+        return got[1]
+    forms = _forms(h)
+    classes = tuple(legality_class(f) for f in forms)
+    if any(c is None for c in classes):
+        facts = (forms, None, classes)
+    else:
+        cid = _CLASS_IDS.get(classes)
+        if cid is None:
+            if len(_CLASS_IDS) >= _MEMO_MAX:
+                _CLASS_IDS.clear()  # ids are never given twice: what is keyed by the old ones stays right
+            cid = _CLASS_IDS[classes] = next(_NEW_CLASS_ID)
+        facts = (forms, cid, classes)
+    if len(_FACTS) >= _MEMO_MAX:
+        _FACTS.clear()
+    _FACTS[id(h)] = (h, facts)  # the entry keeps the half alive: no other half can take its id
+    return facts
+
+
 def _nearest(order: list[int], n: int) -> int:
     """The candidate nearest to ``order[n]`` (the earlier one on a tie)."""
     i = order[n]
@@ -517,6 +563,10 @@ _MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 disti
 _PLANS: dict[tuple, tuple] = {}
 _PLANS_MAX = 1 << 15
 _DUAL_NAMES: dict[str, str | None] = {}  # dual_name of an opcode
+_FACTS: dict[int, tuple] = {}  # _pair_facts of a half, by the half's id
+_CLASS_IDS: dict[tuple, int] = {}  # the legality classes of a half's forms -> a small id
+_NEW_CLASS_ID = itertools.count()
+_LEGAL_FORMS: dict[tuple[int, int], tuple | None] = {}  # first_legal_form by the two halves' class ids
 
 
 def _match(options) -> list[tuple[int, int]]:

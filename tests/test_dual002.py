@@ -179,3 +179,33 @@ def test_pair_matching_is_the_best_set_of_pairs_on_random_graphs():
             options = dict(sorted(options.items())[:14])
         _MATCHINGS.clear()  # each graph matched, not one of the same shape remembered
         assert _match(options) == _best_by_search(options), sorted(options)
+
+
+def test_legality_classes_find_the_form_the_pairing_finds():
+    """The search's shortcut (legality classes of the forms, the dependency rule apart) finds the
+    same first legal form as trying each form against every rule, or none when it finds none, on
+    random halves with bank, parity, literal, SGPR and dependency clashes."""
+    from test_dual001 import random_pairs
+
+    from isalint.hw.vopd import _depends, _forms, _pairing, first_legal_form, format_pair, half, legality_class
+    from isalint.parse.source import parse_statements
+
+    halves = [half(s) for line in random_pairs(1500, seed=20) for s in parse_statements(line)]
+    compared = legal = 0
+    for a, b in zip(halves, halves[1:]):
+        forms_a, forms_b = _forms(a), _forms(b)
+        slow = _pairing(a, b, forms_a, forms_b, stop=True)
+        classes_a = [legality_class(f) for f in forms_a]
+        classes_b = [legality_class(f) for f in forms_b]
+        if None in classes_a or None in classes_b:
+            assert a.problems or b.problems or a.vopd is None or b.vopd is None
+            continue
+        fast = None if _depends(a, b) else first_legal_form(classes_a, classes_b)
+        compared += 1
+        assert (fast is not None) == slow.legal, (a.text(), b.text())
+        if fast is not None:
+            legal += 1
+            ia, ib, swap = fast
+            x, y = forms_a[ia], forms_b[ib]
+            assert (format_pair(y, x) if swap else format_pair(x, y)) == slow.text
+    assert compared > 2000 and 0.1 * compared < legal < 0.9 * compared
