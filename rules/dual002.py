@@ -66,8 +66,9 @@ the pairing restrictions), and the VOPD encoding.
 from __future__ import annotations
 
 import itertools
+import operator
 
-from isalint.hw.vopd import _depends, _forms, _pairing, dual_name, first_legal_form, format_pair, legality_class
+from isalint.hw.vopd import _forms, _pairing, dual_name, first_legal_form, format_pair, legality_class
 from isalint.model import limits
 
 from .cost import SiteCost, aggregate, fma_loop_fixable
@@ -250,7 +251,7 @@ def _sites(analysis):
     # what a region's plan depends on besides its statements: how the file's instructions were
     # decoded (wave64 changes their registers) and the search's bounds
     head = (program.wave64, WINDOW, MATCH_GROUP)
-    ids = None
+    stmts_of = _STMTS_OF
     for region, potential in _searched_runs(analysis):
         in_loop = cfg.loop_of(region[0]) is not None
         if len(potential) > budget:
@@ -261,9 +262,7 @@ def _sites(analysis):
                 yield from _render(instrs, region[0], _plan(analysis, region, potential, in_loop))
             continue
         budget -= len(potential)
-        if ids is None:
-            ids = [id(ins.stmts) for ins in instrs]
-        key = (head, in_loop, tuple(ids[region[0]:region[-1] + 1]))
+        key = (head, in_loop, tuple(map(id, map(stmts_of, instrs[region[0]:region[-1] + 1]))))
         got = plans.get(key)
         if got is None:
             plan = _plan(analysis, region, potential, in_loop)
@@ -404,6 +403,21 @@ def _nearest_dependents(instrs, region):
     return first_after, last_before
 
 
+def _last_dependency(instrs, between: list[int], later) -> int | None:
+    """The last of ``between`` (the instructions just above ``later``, in order) that ``later``
+    depends on (an edge of :func:`_edge_index`), or None. Scanning up from ``later``, the first
+    instruction that writes a register ``later`` reads or writes, or reads one it writes: no
+    instruction below it writes that register, so it is the last write before ``later`` or a read
+    since that write."""
+    writes = set(later.defs)
+    touched = writes.union(later.uses)
+    for k in reversed(between):
+        ins = instrs[k]
+        if any(r in touched for r in ins.defs) or any(r in writes for r in ins.uses):
+            return k
+    return None
+
+
 def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge_index):
     """The plan (see :func:`_plan`) of the candidates ``order`` (sorted) of one region."""
     base = region[0]
@@ -459,8 +473,8 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
                 if p.legal:
                     options[(a, b)] = p.text
                 continue
-            if _depends(cands[a], cands[b]):
-                continue  # no form is legal
+            if fa[3] is not None and fa[3] in fb[4]:
+                continue  # b reads what a writes: no form is legal (the dependency rule)
             key = (fa[1], fb[1])
             got = legal_forms.get(key, legal_forms)
             if got is legal_forms:
@@ -484,12 +498,11 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
         if lo >= hi:
             where = ["adjacent"]
         else:
-            edges = edge_index()[0]
-            up = [k for k in region[lo:hi] if (k, b) in edges]
-            if not up:
+            k = _last_dependency(instrs, region[lo:hi], instrs[b])
+            if k is None:
                 where = ["move line ", line(b), " up next to line ", line(a)]
             else:
-                where = ["move line ", line(a), " down below line ", line(max(up)), " and line ", line(b),
+                where = ["move line ", line(a), " down below line ", line(k), " and line ", line(b),
                          " up to it"]
         out.append((a - base, PAIR_CYCLES, ["with line ", line(b), " (", text(b), "): can issue as one VOPD (",
                                             *where, "): ", p]))
@@ -526,22 +539,26 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
 
 
 def _pair_facts(h):
-    """(forms, legality class id, classes of the forms) of a candidate's half (see
-    :func:`isalint.hw.vopd.first_legal_form`), once per half: the id None when a form has no class."""
+    """(forms, legality class id, classes of the forms, the VGPR it writes, the VGPRs it reads) of a
+    candidate's half (see :func:`isalint.hw.vopd.first_legal_form`), once per half: the id None when
+    a form has no class. The registers are the dependency rule's (:func:`isalint.hw.vopd._depends`)."""
     got = _FACTS.get(id(h))
     if got is not None and got[0] is h:
         return got[1]
     forms = _forms(h)
     classes = tuple(legality_class(f) for f in forms)
+    d = h.dst
+    writes = d.name if d is not None and d.kind == "vgpr" else None
+    reads = frozenset(s.name for s in h.positions if s is not None and s.kind == "vgpr")
     if any(c is None for c in classes):
-        facts = (forms, None, classes)
+        facts = (forms, None, classes, writes, reads)
     else:
         cid = _CLASS_IDS.get(classes)
         if cid is None:
             if len(_CLASS_IDS) >= _MEMO_MAX:
                 _CLASS_IDS.clear()  # ids are never given twice: what is keyed by the old ones stays right
             cid = _CLASS_IDS[classes] = next(_NEW_CLASS_ID)
-        facts = (forms, cid, classes)
+        facts = (forms, cid, classes, writes, reads)
     if len(_FACTS) >= _MEMO_MAX:
         _FACTS.clear()
     _FACTS[id(h)] = (h, facts)  # the entry keeps the half alive: no other half can take its id
@@ -562,6 +579,7 @@ _MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 disti
 # the plan of a region (see _plan) by its statements: a library's kernels repeat most of their regions
 _PLANS: dict[tuple, tuple] = {}
 _PLANS_MAX = 1 << 15
+_STMTS_OF = operator.attrgetter("stmts")
 _DUAL_NAMES: dict[str, str | None] = {}  # dual_name of an opcode
 _FACTS: dict[int, tuple] = {}  # _pair_facts of a half, by the half's id
 _CLASS_IDS: dict[tuple, int] = {}  # the legality classes of a half's forms -> a small id
@@ -619,6 +637,19 @@ def _component_match(edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     for a, b in edges:
         adj.setdefault(a, []).append(b)
         adj.setdefault(b, []).append(a)
+    # No pair is nearer than 1 apart: when the adjacent pairs alone hold as many disjoint pairs as
+    # the graph can (half its vertices), those are the best set. The adjacent pairs make runs of
+    # consecutive vertices; taking them from the left pairs up every even run the one way it can
+    # and leaves out the last vertex of an odd run, the set whose sorted list of pairs is smallest
+    # (with vertices that many, at most one run is odd).
+    taken: list[tuple[int, int]] = []
+    last = None
+    for a, b in edges:
+        if b - a == 1 and a != last:
+            taken.append((a, b))
+            last = b
+    if len(taken) == len(adj) // 2:
+        return taken
     # Partners always have one even and one odd destination (DUAL001's parity rule), so the
     # graph of options is bipartite: colour it.
     side: dict[int, int] = {}

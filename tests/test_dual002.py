@@ -209,3 +209,31 @@ def test_legality_classes_find_the_form_the_pairing_finds():
             x, y = forms_a[ia], forms_b[ib]
             assert (format_pair(y, x) if swap else format_pair(x, y)) == slow.text
     assert compared > 2000 and 0.1 * compared < legal < 0.9 * compared
+
+
+def test_adjacent_pairs_that_cover_the_graph_are_the_best_set():
+    """Graphs whose adjacent pairs (1 apart) alone pair up all vertices but at most one, with
+    farther options around them: the matching takes the adjacent pairs, the one left out the
+    last of an odd run, as trying every set of pairs does."""
+    import random
+
+    from isalint.rules.dual002 import _MATCHINGS, _match
+
+    rng = random.Random(11)
+    for _ in range(300):
+        # runs of consecutive vertices (destinations alternate in parity along a run), gaps between
+        runs, start = [], 0
+        for _ in range(rng.randint(1, 3)):
+            runs.append(list(range(start, start + rng.randint(2, 5))))
+            start = runs[-1][-1] + rng.randint(2, 4)
+        odd = [r for r in runs if len(r) % 2]
+        for r in odd[1:]:
+            r.pop()  # at most one run of odd length: the adjacent pairs then cover all vertices but one
+        nodes = [v for r in runs for v in r]
+        options = {(v, v + 1): None for r in runs for v in r[:-1]}
+        for n, a in enumerate(nodes):
+            for b in nodes[n + 1:]:
+                if b - a > 1 and (b - a) % 2 and rng.random() < 0.3 and len(options) < 14:
+                    options[(a, b)] = None  # odd distance: an even and an odd destination
+        _MATCHINGS.clear()
+        assert _match(options) == _best_by_search(options), sorted(options)
