@@ -637,17 +637,21 @@ def _component_match(edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     for a, b in edges:
         adj.setdefault(a, []).append(b)
         adj.setdefault(b, []).append(a)
-    # No pair is nearer than 1 apart: when the adjacent pairs alone hold as many disjoint pairs as
-    # the graph can (half its vertices), those are the best set. The adjacent pairs make runs of
-    # consecutive vertices; taking them from the left pairs up every even run the one way it can
-    # and leaves out the last vertex of an odd run, the set whose sorted list of pairs is smallest
-    # (with vertices that many, at most one run is odd).
+    # No pair is nearer than the nearest of the graph (``near``) apart: when the pairs that near alone
+    # hold as many disjoint pairs as the graph can (half its vertices), those are the best set. They
+    # make chains v, v + near, v + 2 * near, ...; taking their pairs from the left pairs up every
+    # chain of even length the one way it can and leaves out the last vertex of a chain of odd
+    # length, the set whose sorted list of pairs is smallest (with vertices that many, at most one
+    # chain is odd).
+    near = min(b - a for a, b in edges)
     taken: list[tuple[int, int]] = []
-    last = None
-    for a, b in edges:
-        if b - a == 1 and a != last:
-            taken.append((a, b))
-            last = b
+    used: set[int] = set()
+    if near < 999:  # farther ones all weigh as 999 apart
+        for a, b in edges:
+            if b - a == near and a not in used and b not in used:
+                taken.append((a, b))
+                used.add(a)
+                used.add(b)
     if len(taken) == len(adj) // 2:
         return taken
     # Partners always have one even and one odd destination (DUAL001's parity rule), so the

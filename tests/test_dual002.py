@@ -211,29 +211,36 @@ def test_legality_classes_find_the_form_the_pairing_finds():
     assert compared > 2000 and 0.1 * compared < legal < 0.9 * compared
 
 
-def test_adjacent_pairs_that_cover_the_graph_are_the_best_set():
-    """Graphs whose adjacent pairs (1 apart) alone pair up all vertices but at most one, with
-    farther options around them: the matching takes the adjacent pairs, the one left out the
-    last of an odd run, as trying every set of pairs does."""
+def test_nearest_pairs_that_cover_the_graph_are_the_best_set():
+    """Graphs whose nearest pairs (``near`` apart, the least distance of the graph) alone pair up
+    all vertices but at most one, with farther options around them: the matching takes the nearest
+    pairs, the one left out the last of a chain of odd length, as trying every set of pairs does."""
     import random
 
     from isalint.rules.dual002 import _MATCHINGS, _match
 
     rng = random.Random(11)
-    for _ in range(300):
-        # runs of consecutive vertices (destinations alternate in parity along a run), gaps between
-        runs, start = [], 0
+    covered = 0
+    for _ in range(400):
+        near = rng.choice([1, 2, 3])
+        # chains v, v + near, ... (the side of a vertex alternates along its chain), gaps between
+        side, chains, start = {}, [], 0
         for _ in range(rng.randint(1, 3)):
-            runs.append(list(range(start, start + rng.randint(2, 5))))
-            start = runs[-1][-1] + rng.randint(2, 4)
-        odd = [r for r in runs if len(r) % 2]
-        for r in odd[1:]:
-            r.pop()  # at most one run of odd length: the adjacent pairs then cover all vertices but one
-        nodes = [v for r in runs for v in r]
-        options = {(v, v + 1): None for r in runs for v in r[:-1]}
+            chain = [start + near * t for t in range(rng.randint(2, 5))]
+            if any(len(c) % 2 for c in chains) and len(chain) % 2:
+                chain.pop()  # at most one chain of odd length
+            flip = rng.randint(0, 1)
+            side.update({v: (t + flip) % 2 for t, v in enumerate(chain)})
+            chains.append(chain)
+            start = chain[-1] + near + rng.randint(1, 3)
+        nodes = sorted(side)
+        options = {(c[t], c[t + 1]): None for c in chains for t in range(len(c) - 1)}
         for n, a in enumerate(nodes):
             for b in nodes[n + 1:]:
-                if b - a > 1 and (b - a) % 2 and rng.random() < 0.3 and len(options) < 14:
-                    options[(a, b)] = None  # odd distance: an even and an odd destination
+                if b - a > near and side[a] != side[b] and rng.random() < 0.3 and len(options) < 14:
+                    options[(a, b)] = None
         _MATCHINGS.clear()
-        assert _match(options) == _best_by_search(options), sorted(options)
+        best = _best_by_search(options)
+        covered += len(best) == len(nodes) // 2
+        assert _match(options) == best, sorted(options)
+    assert covered > 300
