@@ -191,22 +191,6 @@ def _move(first_after, last_before, a: int, b: int) -> int | None:
     return None
 
 
-def _describe_move(program, between, edges, a: int, b: int) -> str:
-    if not between:
-        return "adjacent"
-    up = [k for k in between if (k, b) in edges]
-    if not up:
-        return f"move line {program.instrs[b].lineno} up next to line {program.instrs[a].lineno}"
-    return (f"move line {program.instrs[a].lineno} down below line {program.instrs[max(up)].lineno} and line "
-            f"{program.instrs[b].lineno} up to it")
-
-
-def _site(program, i: int, message: str, cycles: float) -> SiteCost:
-    ins = program.instrs[i]
-    stmt = ins.stmts[0]
-    return SiteCost(i, stmt.col, max(stmt.end_col, stmt.col + 1), message, cycles)
-
-
 def _float_math(ins) -> bool:
     return any(("_f32" in s.mnemonic or "_f16" in s.mnemonic or "fma" in s.mnemonic) and "cvt" not in s.mnemonic
                for s in ins.stmts)
@@ -250,7 +234,7 @@ def _sites(analysis):
     plans = _PLANS
     # what a region's plan depends on besides its statements: how the file's instructions were
     # decoded (wave64 changes their registers) and the search's bounds
-    head = (program.wave64, WINDOW, MATCH_GROUP)
+    head = (program.wave64, WINDOW, MATCH_GROUP, PAIR_CYCLES, SINGLE_CYCLES)
     stmts_of = _STMTS_OF
     for region, potential in _searched_runs(analysis):
         in_loop = cfg.loop_of(region[0]) is not None
@@ -541,7 +525,8 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
 def _pair_facts(h):
     """(forms, legality class id, classes of the forms, the VGPR it writes, the VGPRs it reads) of a
     candidate's half (see :func:`isalint.hw.vopd.first_legal_form`), once per half: the id None when
-    a form has no class. The registers are the dependency rule's (:func:`isalint.hw.vopd._depends`)."""
+    a form has no class. The registers are the dependency rule's: no form of two halves is legal when
+    the later one reads the VGPR the earlier one writes."""
     got = _FACTS.get(id(h))
     if got is not None and got[0] is h:
         return got[1]

@@ -187,20 +187,20 @@ def test_legality_classes_find_the_form_the_pairing_finds():
     random halves with bank, parity, literal, SGPR and dependency clashes."""
     from test_dual001 import random_pairs
 
-    from isalint.hw.vopd import _depends, _forms, _pairing, first_legal_form, format_pair, half, legality_class
+    from isalint.hw.vopd import _forms, _pairing, first_legal_form, format_pair, half, legality_class
     from isalint.parse.source import parse_statements
+    from isalint.rules.dual002 import _pair_facts
 
     halves = [half(s) for line in random_pairs(1500, seed=20) for s in parse_statements(line)]
     compared = legal = 0
     for a, b in zip(halves, halves[1:]):
-        forms_a, forms_b = _forms(a), _forms(b)
-        slow = _pairing(a, b, forms_a, forms_b, stop=True)
-        classes_a = [legality_class(f) for f in forms_a]
-        classes_b = [legality_class(f) for f in forms_b]
-        if None in classes_a or None in classes_b:
+        slow = _pairing(a, b, _forms(a), _forms(b), stop=True)
+        (forms_a, id_a, classes_a, writes, _), (forms_b, id_b, classes_b, _, reads) = _pair_facts(a), _pair_facts(b)
+        assert [legality_class(f) for f in forms_a] == list(classes_a)
+        if id_a is None or id_b is None:
             assert a.problems or b.problems or a.vopd is None or b.vopd is None
             continue
-        fast = None if _depends(a, b) else first_legal_form(classes_a, classes_b)
+        fast = None if writes is not None and writes in reads else first_legal_form(classes_a, classes_b)
         compared += 1
         assert (fast is not None) == slow.legal, (a.text(), b.text())
         if fast is not None:

@@ -650,8 +650,8 @@ def legality_class(h: Half):
     """What the error-level rules of :func:`_violations` read of a half whose opcode and operands are
     valid, with each VGPR reduced to what those rules compare (its bank in SRC0/SRC1, its parity as
     the destination or in SRC2): two halves of the same classes break the same rules. None for a
-    half with problems or no VOPD form. The rule on reading the other half's result compares
-    register names: :func:`_depends` checks it apart."""
+    half with problems or no VOPD form. The dependency rule (the later instruction reads the VGPR
+    the earlier one writes) compares register names: it is checked apart."""
     if h.problems or h.vopd is None:
         return None
     d = h.dst
@@ -686,19 +686,10 @@ def class_legal(cx, cy) -> bool:
     return len(cx[6] | cy[6]) + len(cx[7] | cy[7]) + (1 if literals else 0) <= CONSTANT_BUS_LIMIT
 
 
-def _depends(first: Half, second: Half) -> bool:
-    """Whether ``second`` reads the VGPR ``first`` writes (program order): fused into one VOPD it
-    would read the old value, whatever the roles and source orders (the dependency rule)."""
-    d = first.dst
-    if d is None or d.kind != "vgpr":
-        return False
-    name = d.name
-    return any(s is not None and s.kind == "vgpr" and s.name == name for s in second.positions)
-
-
 def first_legal_form(classes_a, classes_b):
-    """The first legal form :func:`_pairing` (``stop``) finds for two halves with no dependency, from
-    the legality classes of their forms: (form of a, form of b, whether b is X), or None."""
+    """The first legal form :func:`_pairing` (``stop``) finds for two halves when the later one does
+    not read what the earlier one writes, from the legality classes of their forms: (form of a,
+    form of b, whether b is X), or None."""
     for ia, ca in enumerate(classes_a):
         for ib, cb in enumerate(classes_b):
             if class_legal(ca, cb):
