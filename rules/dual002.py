@@ -281,8 +281,7 @@ def _searched_runs(analysis):
             continue
         start = first
         potential: list[int] = []
-        for i in range(first, last):
-            ins = instrs[i]
+        for i, ins in enumerate(instrs[first:last], first):
             klass = ins.klass
             if ins.opaque or ins.counters or klass not in movable:  # _is_boundary
                 if potential:
@@ -318,7 +317,9 @@ def _plan(analysis, region, potential, in_loop: bool) -> tuple:
     index) for an instruction's line number / text. It depends on the region's statements alone
     (and on whether it lies in a loop), so it is worked out once per distinct region."""
     instrs = analysis.program.instrs
-    cands = {i: h for i in potential if (h := _candidate(analysis, instrs[i])) is not None}
+    # _candidate of each (the instructions of ``potential`` may be candidates)
+    vopd_half = analysis.vopd_half
+    cands = {i: h for i in potential if not (h := vopd_half(i)).problems and h.vopd is not None}
     if not cands:
         return ()
     fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
