@@ -150,33 +150,48 @@ def kernel_resources(program, kernel) -> KernelResources:
     names = _NAMES
     if len(names) >= _NAMES_MAX:
         names.clear()
+    max_vgpr = max_sgpr = -1
+    vgpr_at = sgpr_at = None
     for ins in program.instrs[kernel.first:kernel.last]:
-        if ins.opaque:
-            res.unknown.append(f"line {ins.lineno} cannot be decoded")
-        if ins.opcode.startswith(_INDIRECT):
-            res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
-        if ins.opcode in _CALLS:
-            res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
         # the highest VGPR and SGPR the instruction names: its model registers and every operand as
         # written; the same decoding names the same registers, and unrolled code repeats its lines
         slots = ins.slots
         seen = names.get(id(slots))
         if seen is None or seen[0] is not slots:
-            seen = names[id(slots)] = (slots, *_names(ins, known))
-        _, top_v, top_s, vcc, masks = seen
-        for text, file in masks:
-            res.lane_masks.append((ins, text, file))
+            seen = names[id(slots)] = (slots, *_names(ins, known), _unusual(ins))
+        _, top_v, top_s, vcc, masks, unusual = seen
+        if unusual:
+            if ins.opaque:
+                res.unknown.append(f"line {ins.lineno} cannot be decoded")
+            if ins.opcode.startswith(_INDIRECT):
+                res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
+            if ins.opcode in _CALLS:
+                res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
+            if ins.klass == "lds":
+                ext = _ds_extent(ins)
+                if ext > res.lds_min:
+                    res.lds_min, res.lds_at = ext, ins
+        if masks:
+            for text, file in masks:
+                res.lane_masks.append((ins, text, file))
         if vcc:
             res.uses_vcc = True
-        if top_v > res.max_vgpr:
-            res.max_vgpr, res.vgpr_at = top_v, ins
-        if top_s > res.max_sgpr:
-            res.max_sgpr, res.sgpr_at = top_s, ins
-        if ins.klass == "lds":
-            ext = _ds_extent(ins)
-            if ext > res.lds_min:
-                res.lds_min, res.lds_at = ext, ins
+        if top_v > max_vgpr:
+            max_vgpr, vgpr_at = top_v, ins
+        if top_s > max_sgpr:
+            max_sgpr, sgpr_at = top_s, ins
+    if max_vgpr > res.max_vgpr:
+        res.max_vgpr, res.vgpr_at = max_vgpr, vgpr_at
+    if max_sgpr > res.max_sgpr:
+        res.max_sgpr, res.sgpr_at = max_sgpr, sgpr_at
     return res
+
+
+def _unusual(ins) -> bool:
+    """Whether :func:`kernel_resources` looks at the instruction itself, not only at the registers
+    it names: it cannot be decoded, addresses registers through M0, calls, or touches LDS (all fixed
+    by its decoding)."""
+    return ins.opaque or ins.opcode.startswith(_INDIRECT) or ins.opcode in _CALLS or ins.klass == "lds"
 
 
 def _names(ins, known) -> tuple[int, int, bool, tuple[tuple[str, str], ...]]:
