@@ -261,10 +261,11 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
     metadata_lines: list[str] = []
     comment_facts: dict[str, tuple[int, Line]] = {}
     wave64 = _is_wave64(source)
+    make, add = _make_instr, instrs.append
     for line in source.lines:
         kind = line.kind
         if kind == "instruction":
-            instrs.append(_make_instr(len(instrs), line, wave64))
+            add(make(len(instrs), line, wave64))
             continue
         if kind == "metadata":
             metadata_lines.append(line.text)
