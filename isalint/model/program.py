@@ -61,10 +61,10 @@ class Instr(Record):
 
     _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters", "problem",
                "problem_col", "block")
-    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved) and ``opaque`` (whether the
-    # instruction cannot be decoded: it has a problem) are read by the hundred thousand: attributes
-    # worked out once from the fields, which are never reassigned
-    __slots__ = _fields + ("opcode", "opaque")
+    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved), ``opaque`` (whether the
+    # instruction cannot be decoded: it has a problem) and ``lineno`` are read by the hundred
+    # thousand: attributes worked out once from the fields, which are never reassigned
+    __slots__ = _fields + ("opcode", "opaque", "lineno")
 
     def __init__(self, index: int, line: Line, stmts: list[Statement], infos: list[OpInfo | None],
                  slots: list[list[Slot]], defs: list[str], uses: list[str], klass: str, counters: tuple[str, ...],
@@ -84,6 +84,7 @@ class Instr(Record):
         info = infos[0] if infos else None
         self.opcode = info.mnemonic if info is not None else (stmts[0].mnemonic if stmts else "")
         self.opaque = problem is not None
+        self.lineno = line.number  # the line it is written on
 
     @property
     def mnemonic(self) -> str:
@@ -98,10 +99,6 @@ class Instr(Record):
     @property
     def is_vopd(self) -> bool:
         return len(self.stmts) == 2
-
-    @property
-    def lineno(self) -> int:
-        return self.line.number
 
     def text(self) -> str:
         return self.line.code.strip()
