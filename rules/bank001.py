@@ -100,7 +100,7 @@ The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations
 
-from isalint.hw.vgpr_banks import _op_from_instr, simulate
+from isalint.hw.vgpr_banks import stalls_of
 
 from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing, region_of
 
@@ -127,9 +127,7 @@ def simulations(analysis):
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
 
-    def ops(idx):
-        return [_op_from_instr(instrs[i], analysis.vopd_half) for i in idx]
-
+    half_of = analysis.vopd_half
     out = []
     covered: set[int] = set()
     for loop in cfg.loops:
@@ -137,12 +135,12 @@ def simulations(analysis):
             continue
         idx = loop.indices(cfg)
         covered.update(idx)
-        out.append((loop, simulate(ops(idx), loop=True, stalls_only=True), True))
+        out.append((loop, stalls_of(instrs, idx, loop=True, half_of=half_of), True))
     for blk in cfg.blocks:
         idx = [i for i in blk.indices() if i not in covered]
         if not idx or not any(instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
             continue
-        out.append((cfg.loop_of(idx[0]), simulate(ops(idx), stalls_only=True), False))
+        out.append((cfg.loop_of(idx[0]), stalls_of(instrs, idx, half_of=half_of), False))
     analysis.__dict__["_bank001_sims"] = out
     return out
 

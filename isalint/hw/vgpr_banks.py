@@ -108,8 +108,8 @@ from ..parse.nodes import Statement
 from ..records import FrozenRecord, Record
 from .vopd import Half, dual_name, half
 
-__all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
-           "COLUMNS"]
+__all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "stalls_of",
+           "ops_from_instrs", "COLUMNS"]
 
 
 class Params(FrozenRecord):
@@ -686,6 +686,148 @@ def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
     if last is None or not params.write_delay:
         return []
     return [_access(slot, r, v % nb, "W") for slot, r in last.writes if (v := _vgpr(r)) is not None]
+
+
+# What the stalls-only walk of :func:`stalls_of` needs of an instruction, for ``nb`` banks: worked out
+# once per distinct decoding (keyed as ``_PORTS`` is, by the instruction's slots, which the entry
+# keeps alive with its statements and defs) and shared between every instruction of the same text.
+_SINGLE: dict[int, tuple] = {}
+_SINGLE_MAX = 1 << 15
+
+
+def _single_facts(ins, half_of, nb: int) -> tuple:
+    """(valu, reads as (slot, reg, bank, through SRC2), write Accesses, the banks' values after a
+    stall-free issue as (reg, bank) or None when the instruction always stalls).
+
+    With one cache entry per bank and at least one register-file read per bank and cycle, an
+    instruction stalls exactly when it asks one bank for two different registers (SRC2 apart),
+    whatever the caches hold; when it does not, each bank it reads keeps the one register it asked
+    for."""
+    stmts, slots, defs = ins.stmts, ins.slots, ins.defs
+    known = _SINGLE.get(id(slots))
+    if known is not None and known[0] is slots and known[1] is stmts and known[2] is defs \
+            and known[3] == (ins.klass, ins.opaque, nb):
+        return known[4]
+    op = _op_from_instr(ins, half_of)
+    reads = []
+    for slot, r in op.reads:
+        v = _vgpr(r)
+        if v is not None:
+            reads.append((slot, r, v % nb, slot.startswith("SRC2")))
+    writes = tuple(_access(slot, r, v % nb, "W") for slot, r in op.writes if (v := _vgpr(r)) is not None)
+    banks: dict[int, str] = {}
+    quiet = True
+    for _slot, r, b, src2 in reads:
+        if src2:
+            continue
+        if banks.setdefault(b, r) != r:
+            quiet = False
+    facts = (op.valu, tuple(reads), writes, tuple((r, b) for b, r in banks.items()) if quiet else None)
+    if len(_SINGLE) >= _SINGLE_MAX:
+        _SINGLE.clear()
+    _SINGLE[id(slots)] = (slots, stmts, defs, (ins.klass, ins.opaque, nb), facts)
+    return facts
+
+
+def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_delay: int, steps=None,
+                 instrs=None, indices=None, half_of=None) -> tuple:
+    """:func:`_warm` (``steps`` None) or :func:`_run` keeping stalled steps only (into ``steps``) for
+    caches of one entry per bank (``cache[b]``: the register it holds, else None), SRC2 reads on their
+    own path and writes on their own port. Returns what is still landing."""
+    nb = len(cache)
+    interned = _ACCESS.get
+    for k, (valu, reads, writes, quiet) in enumerate(facts):
+        if valu:
+            if quiet is not None:
+                for r, b in quiet:
+                    cache[b] = r
+            elif steps is None:
+                # the first pass: the caches as the full step leaves them (register-file reads, then
+                # hits; the last one wins a bank)
+                fetched, hits, seen = [], [], set()
+                for _s, r, b, src2 in reads:
+                    if src2:
+                        continue
+                    hit = cache[b] == r
+                    if hit:
+                        hits.append((r, b))
+                    if r not in seen:
+                        seen.add(r)
+                        if not hit:
+                            fetched.append((r, b))
+                for r, b in fetched:
+                    cache[b] = r
+                for r, b in hits:
+                    cache[b] = r
+            else:
+                bank_reads = [0] * nb
+                accs: list[Access] = []
+                fetched: list[tuple[str, int]] = []
+                hits: list[tuple[str, int]] = []
+                distinct: dict[int, list[Access]] = {}
+                seen = set()
+                for slot, r, b, src2 in reads:
+                    if src2:
+                        accs.append(interned((slot, r, b, "R")) or _access(slot, r, b, "R"))
+                        continue
+                    if cache[b] == r:
+                        acc = interned((slot, r, b, "Cache")) or _access(slot, r, b, "Cache")
+                        hits.append((r, b))
+                        hit = True
+                    else:
+                        acc = interned((slot, r, b, "R")) or _access(slot, r, b, "R")
+                        hit = False
+                    accs.append(acc)
+                    if r not in seen:
+                        seen.add(r)
+                        if b in distinct:
+                            distinct[b].append(acc)
+                        else:
+                            distinct[b] = [acc]
+                        if not hit:
+                            fetched.append((r, b))
+                            bank_reads[b] += 1
+                for r, b in fetched:
+                    cache[b] = r
+                for r, b in hits:
+                    cache[b] = r
+                bank_values = [0] * nb
+                for b, group in distinct.items():
+                    bank_values[b] = len(group)
+                need = [max(bank_values[b], -(-bank_reads[b] // n_rf)) for b in range(nb)]
+                stall = max(need) - 1
+                conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]
+                op = _op_from_instr(instrs[indices[k]], half_of)
+                steps.append(Step(op, accs, list(writes), list(pending), bank_reads, bank_values, stall, conflicts))
+            for w in writes:
+                if cache[w.bank] == w.reg:
+                    cache[w.bank] = None
+            pending = writes if write_delay else ()
+        else:
+            for w in writes:
+                if cache[w.bank] == w.reg:
+                    cache[w.bank] = None
+    return pending
+
+
+def stalls_of(instrs, indices, loop: bool = False, half_of=None, params: Params = DEFAULT) -> Simulation:
+    """``simulate([instrs[i] for i in indices], loop, params, stalls_only=True)`` (the operands of a
+    VOPD half from ``half_of`` as :func:`ops_from_instrs` takes it), worked out from facts shared by
+    every instruction of one text when the caches hold one entry per bank: what a rule runs over
+    every block of a kernel."""
+    nb = params.banks
+    if params.cache_entries != 1 or params.rf_reads_per_bank < 1 or params.writes_conflict \
+            or not params.src2_separate:
+        return simulate(ops_from_instrs([instrs[i] for i in indices], half_of), loop, params, stalls_only=True)
+    facts = [_single_facts(instrs[i], half_of, nb) for i in indices]
+    cache: list = [None] * nb
+    pending: tuple = ()
+    if loop:
+        pending = _walk_single(facts, cache, pending, params.rf_reads_per_bank, params.write_delay)
+    steps: list[Step] = []
+    _walk_single(facts, cache, pending, params.rf_reads_per_bank, params.write_delay, steps, instrs, indices,
+                 half_of)
+    return Simulation(steps, params)
 
 
 def simulate(ops, loop: bool = False, params: Params = DEFAULT, stalls_only: bool = False) -> Simulation:
