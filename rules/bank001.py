@@ -102,7 +102,7 @@ from __future__ import annotations
 
 from isalint.hw.vgpr_banks import stalls_of
 
-from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing, region_of
+from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing
 
 CODE = "BANK001"
 NAME = "vgpr-bank-conflict"
@@ -254,13 +254,9 @@ def check(analysis):
         return (region.loop is not None and f["hot"] and f["measured_share"] >= LOOP_SHARE_WARN
                 and f["kernel_share"] >= WARN_SHARE)
 
-    def _group_of(diag):
-        lines = {s.line for s in diag.sites} if diag.sites else {diag.line}
-        return [s for s in sites if analysis.program.instrs[s.index].lineno in lines]
-
-    for diag in aggregate(analysis, CODE, sites, _headline(facts), eligible=material,
-                          fix=lambda region, group: FIXABLE if fma_loop_fixable(analysis, region.loop) else None):
-        region = region_of(analysis, _index_at(analysis, diag.line))
+    for region, group, diag in aggregate(analysis, CODE, sites, _headline(facts), eligible=material,
+                                         fix=lambda region, group: FIXABLE if fma_loop_fixable(analysis, region.loop)
+                                         else None, with_group=True):
         f = standing[(id(region.kernel), id(region.loop))]
         per = diag.cost["cycles_per_execution"]
         assumed = per - f["measured_cycles"]
@@ -272,7 +268,7 @@ def check(analysis):
         basis = []
         if f["measured_cycles"]:
             what = {"vopd": "VOPD pairs", "wmma": "WMMA operands in one bank"}
-            present = sorted({kinds[(s.index, s.column)] for s in _group_of(diag)} & set(MEASURED))
+            present = sorted({kinds[(s.index, s.column)] for s in group} & set(MEASURED))
             basis.append(f"{f['measured_cycles']:g} of {per:g} cycles measured ({' and '.join(what[k] for k in present)})")
         if assumed:
             basis.append(f"{assumed:g} assumed (single instructions, unmeasured)")
@@ -291,10 +287,3 @@ def check(analysis):
         diag.notes.insert(1, f"how sure ({confidence}): {f['why']}; {'; '.join(basis)}; "
                              f"{diag.severity}: {verdict}")
         yield diag
-
-
-def _index_at(analysis, line: int) -> int:
-    cache = analysis.__dict__.get("_bank001_line")
-    if cache is None:
-        cache = analysis.__dict__["_bank001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
-    return cache[line]

@@ -32,6 +32,7 @@ remaining SALU cycles).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import deque
 
 from ..hw import latency as _default
@@ -305,16 +306,23 @@ class _Declared:
         return out or default
 
 
-_FACTS: dict[int, tuple] = {}  # id(an instruction's slots) -> (those slots, its facts), default timing
+_FACTS: dict[int, tuple] = {}  # id(an instruction's slots) -> (those slots, its facts, its role), default timing
 _FACTS_MAX = 1 << 16
+# what else the walk looks at an instruction for: an s_delay_alu (its hints), an add or s_setpc_b64 that
+# may be part of a PC-relative sequence (:func:`bundled_with_previous`)
+_ROLE = {"s_delay_alu": 1, "s_add_u32": 2, "s_addc_u32": 2, "s_setpc_b64": 2}
 
 
-def _facts(instrs, timing) -> tuple[list[tuple], list]:
+def _facts(instrs, timing) -> tuple[list[tuple], list, list[int]]:
     """What the walk needs of each instruction, worked out once per distinct decoding: (kind,
     explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
-    opaque, writes ready as they issue); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
+    opaque, writes ready as they issue); beside it, for each ``s_delay_alu``, the dependencies it
+    declares (else None); and the indices of the ``s_delay_alu`` lines and of the instructions that
+    may be part of a PC-relative sequence, in order."""
     decoded: dict[str, list] = {}
-    out, hints = [], []
+    out: list[tuple] = []
+    marked: list[int] = []
+    role = _ROLE.get
     if timing is _default:
         # with the default timing, kept from one file to the next: an instruction's facts depend on
         # its decoding alone, and every instruction of one decoding shares its ``slots`` list (see
@@ -322,30 +330,36 @@ def _facts(instrs, timing) -> tuple[list[tuple], list]:
         known = _FACTS
         if len(known) >= _FACTS_MAX:
             known.clear()
-        for ins in instrs:
+        get = known.get
+        append = out.append
+        for i, ins in enumerate(instrs):
             slots = ins.slots
-            k = known.get(id(slots))
+            k = get(id(slots))
             if k is None or k[0] is not slots:
-                k = known[id(slots)] = (slots, _work_out(ins, timing))
-            out.append(k[1])
+                k = known[id(slots)] = (slots, _work_out(ins, timing), role(ins.opcode, 0))
+            append(k[1])
+            if k[2]:
+                marked.append(i)
     else:
         by_text: dict[str, tuple] = {}
-        for ins in instrs:
+        for i, ins in enumerate(instrs):
             key = ins.line.text
             f = by_text.get(key)
             if f is None:
                 f = by_text[key] = _work_out(ins, timing)
             out.append(f)
-    for ins in instrs:
+            if role(ins.opcode, 0):
+                marked.append(i)
+    hints: list = [None] * len(instrs)
+    for i in marked:
+        ins = instrs[i]
         if ins.opcode == "s_delay_alu":
             key = ins.line.text
             d = decoded.get(key)
             if d is None:
                 d = decoded[key] = decode(ins)
-            hints.append(d)
-        else:
-            hints.append(None)
-    return out, hints
+            hints[i] = d
+    return out, hints, marked
 
 
 def _work_out(ins, timing) -> tuple:
@@ -377,6 +391,29 @@ def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
     if sc and not any(n >= min(sc, SALU_CYCLES_MAX) for n in salu):
         missing.append((Dep("salu", min(sc, SALU_CYCLES_MAX)), sc))
     return missing
+
+
+_DEPS: dict[tuple[str, int], Dep] = {}  # Dep is immutable: one object per distinct value
+_AT = {"valu": _V_P, "trans": _T_P, "salu": _S_P}  # where an entry names the producer of each kind
+_MISSING: dict[tuple, tuple] = {}  # (an entry's first 6 fields, the hints declared) -> what _covered says
+_MISSING_MAX = 1 << 14
+
+
+def _missing(info: tuple, declared) -> tuple:
+    """:func:`_covered` of ``info`` and ``declared`` as ((dependency, where ``info`` names its
+    producer, stall cycles), ...), worked out once per distinct question."""
+    key = (info[:6], tuple(declared)) if declared else info[:6]
+    got = _MISSING.get(key)
+    if got is None:
+        got = []
+        for dep, stall in _covered(info, declared):
+            dep = _DEPS.setdefault((dep.kind, dep.n), dep)
+            got.append((dep, _AT[dep.kind], max(1, stall)))
+        got = tuple(got)
+        if len(_MISSING) >= _MISSING_MAX:
+            _MISSING.clear()
+        _MISSING[key] = got
+    return got
 
 
 def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bundled=frozenset()) -> dict:
@@ -440,6 +477,16 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
 
 
 def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
+    if len(popped) == 1:
+        r, a = popped[0]
+        merged = _relative(a, now, vcount, tcount)
+        if merged is None:
+            return
+        missing = _missing(merged, declared.get(i, ()) if declared else ())
+        for dep, at, stall in missing:
+            producer = merged[at]
+            found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
+        return
     merged, kept = None, []
     for r, a in popped:
         e = _relative(a, now, vcount, tcount)
@@ -448,13 +495,10 @@ def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, decla
             kept.append((r, e))
     if merged is None:
         return
-    missing = _covered(merged, declared.get(i, ()))
-    if not missing:
-        return
-    for dep, stall in missing:
-        at = {"valu": _V_P, "trans": _T_P, "salu": _S_P}[dep.kind]
+    missing = _missing(merged, declared.get(i, ()) if declared else ())
+    for dep, at, stall in missing:
         reg = next((r for r, e in kept if e[at] >= 0 and e[at] == merged[at]), "")
-        found.append(Pending(i, merged[at], reg, dep, max(1, stall)))
+        found.append(Pending(i, merged[at], reg, dep, stall))
 
 
 def _relative(a: tuple, now: int, vcount: int, tcount: int) -> tuple | None:
@@ -499,10 +543,11 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     t = timing if timing is not None else _default
     instrs = program.instrs
     blocks = cfg.blocks
-    facts, declared_by = _facts(instrs, t)
-    bundled = frozenset(i for i, ins in enumerate(instrs) if ins.opcode in ("s_add_u32", "s_addc_u32", "s_setpc_b64")
-                        and bundled_with_previous(instrs, i))
-    declared = [_Declared(declared_by, b.first) if hints else {} for b in blocks]
+    facts, declared_by, marked = _facts(instrs, t)
+    bundled = frozenset(i for i in marked if instrs[i].opcode != "s_delay_alu" and bundled_with_previous(instrs, i))
+    # a block without an s_delay_alu declares nothing (hints do not reach across blocks)
+    with_hints = [i for i in marked if declared_by[i] is not None] if hints else []
+    declared = [_Declared(declared_by, b.first) if _any_between(with_hints, b.first, b.last) else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
     found_in: list[list[Pending]] = [[] for _ in blocks]
     work = deque(b.id for b in blocks)
@@ -526,6 +571,11 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     found = [p for f in found_in for p in f]
     found.sort(key=lambda p: (p.consumer, p.need.kind))
     return found
+
+
+def _any_between(sorted_indices: list[int], first: int, last: int) -> bool:
+    k = bisect_left(sorted_indices, first)
+    return k < len(sorted_indices) and sorted_indices[k] < last
 
 
 def strongest(deps) -> list[Dep]:
