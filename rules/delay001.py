@@ -115,37 +115,48 @@ _KIND = {"valu": "VALU", "trans": "transcendental", "salu": "SALU"}
 
 def _sites(analysis):
     instrs = analysis.program.instrs
-    loop_of = analysis.cfg.loop_of
+    cfg = analysis.cfg
+    block_of, innermost, count = cfg.block_of, cfg.innermost, len(cfg.block_of)
     pending = pending_dependencies(analysis)  # in consumer order
     n, k = len(pending), 0
     while k < n:
-        i = pending[k].consumer
+        p = pending[k]
+        i = p.consumer
         j = k + 1
         while j < n and pending[j].consumer == i:
             j += 1
-        deps = pending[k:j]
-        k = j
-        ins = instrs[i]
         # a result that comes from outside the instruction's loop is in flight only when the loop is
-        # entered, not on every iteration (one from the same loop: every time)
-        mine = loop_of(i)
-        stall = None
-        parts = []
-        for p in deps:
-            producer = p.producer
-            if producer >= 0:
-                scale = 1.0 if loop_of(producer) is mine else _entries_per_execution(analysis, producer, i)
-                line = instrs[producer].line.number
-                what = f"{p.reg} from line {line}" if p.reg else f"line {line}"
-            else:
-                scale = 1.0
-                what = "an earlier instruction"
-            cycles = p.stall * scale
-            if stall is None or cycles > stall:
-                stall = cycles
-            parts.append(what + _why(p.need, p.stall, scale < 1))
-        first, last = ins.stmts[0], ins.stmts[-1]
-        yield SiteCost(i, first.col, max(last.end_col, first.col + 1), "; ".join(parts), float(stall))
+        # entered, not on every iteration (one from the same loop: every time); cfg.loop_of, inline
+        mine = innermost[block_of[i]] if 0 <= i < count else None
+        if j == k + 1:  # one dependency, as most sites have
+            message, stall = _part(analysis, instrs, p, i, mine, block_of, innermost, count)
+        else:
+            stall = None
+            parts = []
+            for p in pending[k:j]:
+                part, cycles = _part(analysis, instrs, p, i, mine, block_of, innermost, count)
+                if stall is None or cycles > stall:
+                    stall = cycles
+                parts.append(part)
+            message = "; ".join(parts)
+        k = j
+        stmts = instrs[i].stmts
+        first, last = stmts[0], stmts[-1]
+        yield SiteCost(i, first.col, max(last.end_col, first.col + 1), message, float(stall))
+
+
+def _part(analysis, instrs, p, i: int, mine, block_of, innermost, count) -> tuple[str, float]:
+    """What a site's message says of one dependency, and the cycles it stalls per execution."""
+    producer = p.producer
+    if producer >= 0:
+        theirs = innermost[block_of[producer]] if producer < count else None
+        scale = 1.0 if theirs is mine else _entries_per_execution(analysis, producer, i)
+        line = instrs[producer].line.number
+        what = f"{p.reg} from line {line}" if p.reg else f"line {line}"
+    else:
+        scale = 1.0
+        what = "an earlier instruction"
+    return what + _why(p.need, p.stall, scale < 1), p.stall * scale
 
 
 _WHY: dict[tuple, str] = {}

@@ -249,7 +249,7 @@ _PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 # alone, which the model shares between every instruction of the same text: worked out once per
 # such triple (the entry keeps them alive, so that their ids stay theirs).
 _PORTS: dict[tuple[int, int, int], tuple] = {}
-_PORTS_MAX = 1 << 15
+_PORTS_MAX = 1 << 16
 
 
 def _op_from_instr(ins, half_of=None) -> BankOp:
@@ -692,12 +692,12 @@ def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
 # once per distinct decoding (keyed as ``_PORTS`` is, by the instruction's slots, which the entry
 # keeps alive with its statements and defs) and shared between every instruction of the same text.
 _SINGLE: dict[int, tuple] = {}
-_SINGLE_MAX = 1 << 15
+_SINGLE_MAX = 1 << 16
 
 
 def _single_facts(ins, half_of, nb: int) -> tuple:
     """(valu, reads as (slot, reg, bank, through SRC2), write Accesses, the banks' values after a
-    stall-free issue as (reg, bank) or None when the instruction always stalls).
+    stall-free issue as (reg, bank) or None when the instruction always stalls, writes as (reg, bank)).
 
     With one cache entry per bank and at least one register-file read per bank and cycle, an
     instruction stalls exactly when it asks one bank for two different registers (SRC2 apart),
@@ -706,8 +706,8 @@ def _single_facts(ins, half_of, nb: int) -> tuple:
     stmts, slots, defs = ins.stmts, ins.slots, ins.defs
     known = _SINGLE.get(id(slots))
     if known is not None and known[0] is slots and known[1] is stmts and known[2] is defs \
-            and known[3] == (ins.klass, ins.opaque, nb):
-        return known[4]
+            and known[3] == ins.klass and known[4] == ins.opaque and known[5] == nb:
+        return known[6]
     op = _op_from_instr(ins, half_of)
     reads = []
     for slot, r in op.reads:
@@ -722,10 +722,11 @@ def _single_facts(ins, half_of, nb: int) -> tuple:
             continue
         if banks.setdefault(b, r) != r:
             quiet = False
-    facts = (op.valu, tuple(reads), writes, tuple((r, b) for b, r in banks.items()) if quiet else None)
+    facts = (op.valu, tuple(reads), writes, tuple((r, b) for b, r in banks.items()) if quiet else None,
+             tuple((w.reg, w.bank) for w in writes))
     if len(_SINGLE) >= _SINGLE_MAX:
         _SINGLE.clear()
-    _SINGLE[id(slots)] = (slots, stmts, defs, (ins.klass, ins.opaque, nb), facts)
+    _SINGLE[id(slots)] = (slots, stmts, defs, ins.klass, ins.opaque, nb, facts)
     return facts
 
 
@@ -736,7 +737,7 @@ def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_dela
     own path and writes on their own port. Returns what is still landing."""
     nb = len(cache)
     interned = _ACCESS.get
-    for k, (valu, reads, writes, quiet) in enumerate(facts):
+    for k, (valu, reads, writes, quiet, written) in enumerate(facts):
         if valu:
             if quiet is not None:
                 for r, b in quiet:
@@ -799,14 +800,14 @@ def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_dela
                 conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]
                 op = _op_from_instr(instrs[indices[k]], half_of)
                 steps.append(Step(op, accs, list(writes), list(pending), bank_reads, bank_values, stall, conflicts))
-            for w in writes:
-                if cache[w.bank] == w.reg:
-                    cache[w.bank] = None
+            for r, b in written:
+                if cache[b] == r:
+                    cache[b] = None
             pending = writes if write_delay else ()
         else:
-            for w in writes:
-                if cache[w.bank] == w.reg:
-                    cache[w.bank] = None
+            for r, b in written:
+                if cache[b] == r:
+                    cache[b] = None
     return pending
 
 
@@ -819,7 +820,18 @@ def stalls_of(instrs, indices, loop: bool = False, half_of=None, params: Params 
     if params.cache_entries != 1 or params.rf_reads_per_bank < 1 or params.writes_conflict \
             or not params.src2_separate:
         return simulate(ops_from_instrs([instrs[i] for i in indices], half_of), loop, params, stalls_only=True)
-    facts = [_single_facts(instrs[i], half_of, nb) for i in indices]
+    facts = []
+    append, known = facts.append, _SINGLE.get
+    for i in indices:
+        ins = instrs[i]
+        slots = ins.slots
+        k = known(id(slots))
+        # the checks of _single_facts, inline: what a kernel's every instruction goes through
+        if k is not None and k[0] is slots and k[1] is ins.stmts and k[2] is ins.defs and k[3] == ins.klass \
+                and k[4] == ins.opaque and k[5] == nb:
+            append(k[6])
+        else:
+            append(_single_facts(ins, half_of, nb))
     cache: list = [None] * nb
     pending: tuple = ()
     if loop:
