@@ -35,7 +35,7 @@ class SiteCost(Record):
     message: str
     cycles: float
 
-    _fields = ("index", "column", "end_column", "message", "cycles")
+    __slots__ = _fields = ("index", "column", "end_column", "message", "cycles")
 
     def __init__(self, index: int, column: int, end_column: int, message: str, cycles: float):
         self.index = index

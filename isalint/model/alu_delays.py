@@ -409,7 +409,7 @@ def _missing(info: tuple, declared) -> tuple:
         for dep, stall in _covered(info, declared):
             dep = _DEPS.setdefault((dep.kind, dep.n), dep)
             got.append((dep, _AT[dep.kind], max(1, stall)))
-        got = tuple(got)
+        got = tuple(sorted(got, key=lambda m: m[0].kind))  # in the order pending_in gives them
         if len(_MISSING) >= _MISSING_MAX:
             _MISSING.clear()
         _MISSING[key] = got
@@ -482,7 +482,10 @@ def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, decla
         merged = _relative(a, now, vcount, tcount)
         if merged is None:
             return
-        missing = _missing(merged, declared.get(i, ()) if declared else ())
+        deps = declared.get(i, ()) if declared else ()
+        missing = None if deps else _MISSING.get(merged[:6])
+        if missing is None:
+            missing = _missing(merged, deps)
         for dep, at, stall in missing:
             producer = merged[at]
             found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
@@ -569,7 +572,9 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
                     queued.add(s)
                     work.append(s)
     found = [p for f in found_in for p in f]
-    found.sort(key=lambda p: (p.consumer, p.need.kind))
+    # each block's are in (consumer, kind) order: so are all of them when the blocks are in order
+    if any(blocks[k].first > blocks[k + 1].first for k in range(len(blocks) - 1)):
+        found.sort(key=lambda p: (p.consumer, p.need.kind))
     return found
 
 
