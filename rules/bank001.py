@@ -129,15 +129,16 @@ def simulations(analysis):
 
     half_of = analysis.vopd_half
     out = []
-    covered: set[int] = set()
+    covered: set[int] = set()  # blocks of innermost loops (a loop's instructions are its blocks')
     for loop in cfg.loops:
         if not loop.innermost:
             continue
-        idx = loop.indices(cfg)
-        covered.update(idx)
-        out.append((loop, stalls_of(instrs, idx, loop=True, half_of=half_of), True))
+        covered.update(loop.blocks)
+        out.append((loop, stalls_of(instrs, loop.indices(cfg), loop=True, half_of=half_of), True))
     for blk in cfg.blocks:
-        idx = [i for i in blk.indices() if i not in covered]
+        if blk.id in covered:
+            continue
+        idx = blk.indices()
         if not idx or not any(instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
             continue
         out.append((cfg.loop_of(idx[0]), stalls_of(instrs, idx, half_of=half_of), False))
