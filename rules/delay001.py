@@ -156,7 +156,11 @@ def _part(analysis, instrs, p, i: int, mine, block_of, innermost, count) -> tupl
     else:
         scale = 1.0
         what = "an earlier instruction"
-    return what + _why(p.need, p.stall, scale < 1), p.stall * scale
+    need, stall = p.need, p.stall
+    tail = _WHY.get((need.kind, need.n, stall, scale < 1))
+    if tail is None:
+        tail = _why(need, stall, scale < 1)
+    return what + tail, stall * scale
 
 
 _WHY: dict[tuple, str] = {}

@@ -477,17 +477,25 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
 
 
 def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
-    if len(popped) == 1:
-        r, a = popped[0]
-        merged = _relative(a, now, vcount, tcount)
-        if merged is None:
+    if len(popped) == 1:  # one register in flight, as most reads have: _relative(), inline
+        r, (v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp) = popped[0]
+        vc, vn = v_ready - now, vcount - v_at
+        if vn >= VALU_MAX or vc <= 0:
+            vc, vn, vp = 0, VALU_MAX, -1
+        tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
+        if tn >= TRANS_MAX or tc <= 0:
+            tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
+        sc = s_ready - now
+        if sc <= 0:
+            sc, sp = 0, -1
+        if vc == 0 and tc == 0 and sc == 0:
             return
         deps = declared.get(i, ()) if declared else ()
-        missing = None if deps else _MISSING.get(merged[:6])
+        missing = None if deps else _MISSING.get((vc, vn, tc, tn, tnv, sc))
         if missing is None:
-            missing = _missing(merged, deps)
+            missing = _missing((vc, vn, tc, tn, tnv, sc, vp, tp, sp), deps)
         for dep, at, stall in missing:
-            producer = merged[at]
+            producer = vp if at == _V_P else tp if at == _T_P else sp
             found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
         return
     merged, kept = None, []
