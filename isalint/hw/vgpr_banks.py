@@ -91,6 +91,10 @@ or :class:`BankOp` (reads per port slot, writes). With ``loop=True`` the
 sequence is run twice and the second pass is reported: the steady state of a
 loop whose caches were warmed by the previous iteration.
 
+``stalls_of(instrs, indices, loop=False, half_of=None, params=DEFAULT) -> Simulation``: what
+``simulate(..., stalls_only=True)`` gives for the instructions ``instrs[i]`` of ``indices``, worked
+out from facts kept per distinct instruction (BANK001 runs it over every block of a kernel).
+
 ``Simulation``: ``steps`` (one :class:`Step` per op: ``reads``/``writes``/
 ``landing`` :class:`Access` lists, ``cells()`` for the worklog's table,
 ``bank_values``, ``bank_reads``, ``stall``, ``cycles``, ``conflicts``), and the
