@@ -587,6 +587,7 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
 
 
 def _any_between(sorted_indices: list[int], first: int, last: int) -> bool:
+    """Whether one of ``sorted_indices`` is in [first, last)."""
     k = bisect_left(sorted_indices, first)
     return k < len(sorted_indices) and sorted_indices[k] < last
 
