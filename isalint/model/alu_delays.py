@@ -261,12 +261,16 @@ class Pending(FrozenRecord):
     __slots__ = _fields = ("consumer", "producer", "reg", "need", "stall")
 
     def __init__(self, consumer: int, producer: int, reg: str, need: Dep, stall: int):
-        setattr_ = object.__setattr__
-        setattr_(self, "consumer", consumer)
-        setattr_(self, "producer", producer)
-        setattr_(self, "reg", reg)
-        setattr_(self, "need", need)
-        setattr_(self, "stall", stall)
+        # the slots' own setters (made by the hundred thousand: quicker than object.__setattr__)
+        set_consumer, set_producer, set_reg, set_need, set_stall = _PENDING_SETTERS
+        set_consumer(self, consumer)
+        set_producer(self, producer)
+        set_reg(self, reg)
+        set_need(self, need)
+        set_stall(self, stall)
+
+
+_PENDING_SETTERS = tuple(Pending.__dict__[name].__set__ for name in Pending._fields)
 
 
 def _waits_for_valu(ins) -> bool:
@@ -437,16 +441,22 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
             state = {}
             pop = state.pop
         elif reads and state:
-            popped = None
+            hit = popped = None  # the first register read in flight, then all of them
             for r in reads:
                 a = pop(r, None)
                 # a result whose every latency has run out is complete, however few instructions ago
                 if a is not None and (a[0] > now or a[2] > now or a[5] > now):
-                    if popped is None:
-                        popped = []
-                    popped.append((r, a))
-            if popped is not None and i not in bundled:
-                _check_reads(i, popped, now, vcount, tcount, declared, found)
+                    if hit is None:
+                        hit, first = r, a
+                    elif popped is None:
+                        popped = [(hit, first), (r, a)]
+                    else:
+                        popped.append((r, a))
+            if hit is not None and i not in bundled:
+                if popped is None:
+                    _check_one(i, hit, first, now, vcount, tcount, declared, found)
+                else:
+                    _check_reads(i, popped, now, vcount, tcount, declared, found)
         if done:
             carry = (now + carry_lat, vcount, 0, -TRANS_MAX, -VALU_MAX, 0, i, -1, -1)
             for r in done:
@@ -476,27 +486,33 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
     return out
 
 
+def _check_one(i: int, r: str, a: tuple, now: int, vcount: int, tcount: int, declared, found: list) -> None:
+    """:func:`_check_reads` of a read of one register in flight, as most are (:func:`_relative`, inline)."""
+    v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp = a
+    vc, vn = v_ready - now, vcount - v_at
+    if vn >= VALU_MAX or vc <= 0:
+        vc, vn, vp = 0, VALU_MAX, -1
+    tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
+    if tn >= TRANS_MAX or tc <= 0:
+        tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
+    sc = s_ready - now
+    if sc <= 0:
+        sc, sp = 0, -1
+    if vc == 0 and tc == 0 and sc == 0:
+        return
+    deps = declared.get(i, ()) if declared else ()
+    missing = None if deps else _MISSING.get((vc, vn, tc, tn, tnv, sc))
+    if missing is None:
+        missing = _missing((vc, vn, tc, tn, tnv, sc, vp, tp, sp), deps)
+    for dep, at, stall in missing:
+        producer = vp if at == _V_P else tp if at == _T_P else sp
+        found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
+
+
 def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
-    if len(popped) == 1:  # one register in flight, as most reads have: _relative(), inline
-        r, (v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp) = popped[0]
-        vc, vn = v_ready - now, vcount - v_at
-        if vn >= VALU_MAX or vc <= 0:
-            vc, vn, vp = 0, VALU_MAX, -1
-        tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
-        if tn >= TRANS_MAX or tc <= 0:
-            tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
-        sc = s_ready - now
-        if sc <= 0:
-            sc, sp = 0, -1
-        if vc == 0 and tc == 0 and sc == 0:
-            return
-        deps = declared.get(i, ()) if declared else ()
-        missing = None if deps else _MISSING.get((vc, vn, tc, tn, tnv, sc))
-        if missing is None:
-            missing = _missing((vc, vn, tc, tn, tnv, sc, vp, tp, sp), deps)
-        for dep, at, stall in missing:
-            producer = vp if at == _V_P else tp if at == _T_P else sp
-            found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
+    if len(popped) == 1:
+        r, a = popped[0]
+        _check_one(i, r, a, now, vcount, tcount, declared, found)
         return
     merged, kept = None, []
     for r, a in popped:
