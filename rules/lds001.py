@@ -143,7 +143,7 @@ _CONFLICTS_MAX = 1 << 14
 
 
 def _conflicts(access, banks: int, wave_size: int):
-    key = (access.width, tuple(tuple(a) for a in access.addresses), banks, wave_size)
+    key = (access.width, tuple(access.addresses), banks, wave_size)
     if key in _CONFLICTS:
         return _CONFLICTS[key]
     c = bank_conflicts(access, banks, wave_size)

@@ -50,11 +50,22 @@ class LdsAccess(Record):
 def ds_shape(mnemonic: str) -> tuple[str, int, int, bool] | None:
     """(load|store, bytes per address, number of addresses, stride64) of a DS
     load/store mnemonic, or None for other DS instructions."""
+    try:
+        return _SHAPES[mnemonic]
+    except KeyError:
+        pass
     m = _DS.match(base_mnemonic(mnemonic))
     if not m:
-        return None
-    kind = "load" if m.group(1) in ("load", "read") else "store"
-    return kind, int(m.group(5)) // 8, 2 if m.group(2) else 1, bool(m.group(3))
+        shape = None
+    else:
+        kind = "load" if m.group(1) in ("load", "read") else "store"
+        shape = kind, int(m.group(5)) // 8, 2 if m.group(2) else 1, bool(m.group(3))
+    if len(_SHAPES) < 1 << 12:  # mnemonics: a bounded set, unless the input invents them
+        _SHAPES[mnemonic] = shape
+    return shape
+
+
+_SHAPES: dict[str, tuple[str, int, int, bool] | None] = {}  # mnemonic -> ds_shape(mnemonic)
 
 
 def lds_access(evaluator, ins) -> LdsAccess | Value | None:
@@ -84,8 +95,24 @@ def lds_access(evaluator, ins) -> LdsAccess | Value | None:
         unit = width * (64 if stride64 else 1)
         offs = tuple(((stmt.modifier(n).int_value() or 0) if stmt.modifier(n) else 0) * unit
                      for n in ("offset0", "offset1"))
-    addrs = [tuple([(x + o) & MASK for x in v.lanes]) for o in offs]
+    addrs = [_offset_lanes(v.lanes, o) for o in offs]
     return LdsAccess(ins.index, ins.opcode, kind, width, addrs, v.terms, reg, offs)
+
+
+def _offset_lanes(lanes: tuple[int, ...], offset: int) -> tuple[int, ...]:
+    """``lanes`` plus ``offset`` (32-bit), worked out once per lanes and offset: the kernels of a
+    library (and the loads of one kernel) repeat the same addresses with the same offsets."""
+    key = (lanes, offset)
+    got = _OFFSET_LANES.get(key)
+    if got is None:
+        got = tuple([(x + offset) & MASK for x in lanes])
+        if len(_OFFSET_LANES) >= 1 << 12:
+            _OFFSET_LANES.clear()
+        _OFFSET_LANES[key] = got
+    return got
+
+
+_OFFSET_LANES: dict[tuple, tuple[int, ...]] = {}
 
 
 def lds_banks(kernel) -> int:
