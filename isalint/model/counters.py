@@ -147,6 +147,24 @@ def events(instr, flat_lds: bool = True) -> tuple[Event, ...]:
     its registers there only when ``flat_lds`` (the program may touch LDS)."""
     if not instr.counters or instr.opaque:
         return ()
+    # The decoding of a line's text (its operand slots, one object) is shared by every instruction
+    # of that text, in one kernel and the next: its events are worked out once.
+    slots = instr.slots
+    key = (id(slots), instr.klass, instr.opcode, instr.counters, flat_lds)
+    known = _EVENTS.get(key)
+    if known is not None and known[0] is slots:
+        return known[1]
+    out = _events(instr, flat_lds)
+    if len(_EVENTS) >= 1 << 14:
+        _EVENTS.clear()
+    _EVENTS[key] = (slots, out)  # the entry keeps the slots, and so their id, alive
+    return out
+
+
+_EVENTS: dict[tuple, tuple] = {}
+
+
+def _events(instr, flat_lds: bool) -> tuple[Event, ...]:
     info = instr.infos[0]
     klass = instr.klass
     enc = info.encoding if info is not None else ""
@@ -483,7 +501,13 @@ class CounterState:
             if thr:
                 self.wait(thr)
             return []
-        hz = self.check(instr, index) if self._p else []
+        hz = []
+        if self._p:  # the test that ends check() for most instructions, without the call
+            held = self._held
+            if held is None:
+                held = self._held = {key[0] for key in self._p}
+            if not (held.isdisjoint(instr.uses) and held.isdisjoint(instr.defs)) or instr.klass == "barrier":
+                hz = self.check(instr, index)
         if hz:
             need: dict[str, int] = {}
             for h in hz:
