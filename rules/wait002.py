@@ -87,7 +87,7 @@ def check(analysis):
         for c, n in thr.items():
             if c not in ("vmcnt", "lgkmcnt"):
                 continue
-            if not result.retires(i, c):
+            if not result.retires_any(i, c):
                 continue  # retires nothing on any path: nothing to judge
             need = result.needed_threshold(i, c)
             if need is None or need > n:

@@ -610,6 +610,19 @@ class CounterAnalysis(Record):
         return [(r, c, cls, Pending(k, origin)) for (r, c, cls), k, origin in self._state_at(index)._k_items()
                 if c == counter and k >= n]
 
+    def retires_any(self, index: int, counter: str) -> bool:
+        """Whether the wait at ``index`` retires anything on ``counter`` (:meth:`retires` is not empty)."""
+        thr = wait_thresholds(self.program.instrs[index]) or {}
+        if counter not in thr:
+            return False
+        n = thr[counter]
+        st = self._state_at(index)
+        shift = st._shift
+        for (_r, c, cls), (base, _origin) in st._p.items():
+            if c == counter and min(CAP, base + shift.get((c, cls), 0)) >= n:
+                return True
+        return False
+
     def needed_threshold(self, index: int, counter: str) -> int | None:
         """For the wait at ``index``: the loosest ``counter`` value that still leaves no
         register used early; None when no later use needs this wait on ``counter``.
@@ -773,16 +786,36 @@ class CounterAnalysis(Record):
         steps: list[int] = []
         touching: dict[str, list[int]] = {}
         waits: dict[int, dict | None] = {}
-        for j, ins in enumerate(self.program.instrs):
+        instrs = self.program.instrs
+        # Only the registers an op in flight can hold are ever asked for: those held at a block's
+        # entry, those an op of the program holds, and the stream markers.
+        held: set[str] = set(_SYNC_OF.values())
+        for st in self.block_in:
+            held.update(key[0] for key in st._p)
+        lds_free = self.block_in[0].lds_free if self.block_in else frozenset()
+        for j, ins in enumerate(instrs):
+            if ins.counters and not ins.opaque:
+                for e in events(ins, j not in lds_free):
+                    held.update(e.writes)
+                    held.update(e.locks)
+        get = touching.get
+        for j, ins in enumerate(instrs):
             klass = ins.klass
             if klass == "waitcnt":
                 waits[j] = wait_thresholds(ins)
-            if klass == "waitcnt" or (ins.counters and not ins.opaque) or klass == "endpgm" \
-                    or ins.opcode in _ENDS_PROGRAM:
                 steps.append(j)
-            for regs in (ins.uses if klass != "barrier" else reads_of(ins, sync), ins.defs):
-                for r in regs:
-                    at = touching.get(r)
+            elif (ins.counters and not ins.opaque) or klass == "endpgm" or ins.opcode in _ENDS_PROGRAM:
+                steps.append(j)
+            for r in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
+                if r in held:
+                    at = get(r)
+                    if at is None:
+                        touching[r] = [j]
+                    elif at[-1] != j:
+                        at.append(j)
+            for r in ins.defs:
+                if r in held:
+                    at = get(r)
                     if at is None:
                         touching[r] = [j]
                     elif at[-1] != j:  # listed once, read and written
