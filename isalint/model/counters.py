@@ -637,13 +637,7 @@ class CounterAnalysis(Record):
         thr = wait_thresholds(instr) or {}
         if counter not in thr:
             return None
-        st = self._state_at(index)
-        # The ops in flight with the same class and k (the registers of one load, mostly) are
-        # followed together: the wait is needed at that k as soon as one of them is used early.
-        groups: dict[tuple[int, str], list[str]] = {}
-        for (reg, c, cls), k, _origin in st._k_items():
-            if c == counter:
-                groups.setdefault((k, cls), []).append(reg)
+        groups = self._groups(index, counter)
         best: int | None = None
         for k, cls in sorted(groups):
             if best is not None and k >= best:
@@ -651,6 +645,40 @@ class CounterAnalysis(Record):
             if self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
                 best = k
         return best
+
+    def looser_threshold(self, index: int, counter: str) -> tuple[bool, int | None]:
+        """For the wait at ``index``, whether a looser ``counter`` value would still do, and
+        which: ``(True, needed_threshold(index, counter))`` when that is None or above the
+        wait's own value, else ``(False, None)``.
+
+        The ops at the wait's own k are asked first (the register a wait is for is mostly
+        used right after it): once one of those, or of the ops the wait leaves in flight, is
+        needed, the others need not be followed."""
+        thr = wait_thresholds(self.program.instrs[index]) or {}
+        if counter not in thr:
+            return True, None
+        n = thr[counter]
+        groups = self._groups(index, counter)
+        order = sorted(groups)
+        at_most = [g for g in order if g[0] == n] + [g for g in reversed(order) if g[0] < n]
+        for k, cls in at_most:
+            if self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
+                return False, None
+        for k, cls in order:
+            if k > n and self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
+                return True, k
+        return True, None
+
+    def _groups(self, index: int, counter: str) -> dict[tuple[int, str], list[str]]:
+        """The registers in flight on ``counter`` before ``index``, by (k, class)."""
+        st = self._state_at(index)
+        # The ops in flight with the same class and k (the registers of one load, mostly) are
+        # followed together: the wait is needed at that k as soon as one of them is used early.
+        groups: dict[tuple[int, str], list[str]] = {}
+        for (reg, c, cls), k, _origin in st._k_items():
+            if c == counter:
+                groups.setdefault((k, cls), []).append(reg)
+        return groups
 
     def _tokens_needed(self, start: int, regs: list[str], counter: str, cls: str, k: int) -> bool:
         """Whether one of ``regs`` (written by ops of class ``cls`` in flight on ``counter``,
