@@ -272,7 +272,7 @@ def lds_free_flat(program) -> frozenset:
     (the callee might hand back a pointer into LDS). Code outside every kernel (a device function)
     is proven only with the whole program."""
     instrs = program.instrs
-    flats = [i for i, ins in enumerate(instrs) if _is_flat(ins)]
+    flats = [i for i, ins in enumerate(instrs) if ins.counters and _is_flat(ins)]
     if not flats:
         return frozenset()
     if not _touches_lds(instrs, program.kernels):
@@ -899,8 +899,18 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
         before = {blk.first: block_in[b].copy()}
         for i in blk.indices():
             ins = instrs[i]
-            if ins.klass == "waitcnt":
+            klass = ins.klass
+            if klass == "waitcnt":
                 before[i] = st.copy()  # what WAIT001 asks state_before for
+            elif not ins.counters and klass != "barrier" and ins.opcode not in CALLS:
+                # no wait, no op that counts, no call: only a register in flight it touches matters
+                if not st._p:
+                    continue
+                held = st._held
+                if held is None:
+                    held = st._held = {key[0] for key in st._p}
+                if held.isdisjoint(ins.uses) and held.isdisjoint(ins.defs):
+                    continue
             hz = st.step(ins, i, resolve)
             if hz:
                 found.extend(_dedup_hazards(hz))
