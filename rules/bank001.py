@@ -100,9 +100,9 @@ The parameters and the reasoning are in `isalint/hw/vgpr_banks.py`.
 """
 from __future__ import annotations
 
-from isalint.hw.vgpr_banks import _op_from_instr, simulate
+from isalint.hw.vgpr_banks import stalls_of
 
-from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing, region_of
+from .cost import LOOP_SHARE_WARN, WARN_SHARE, SiteCost, aggregate, cost_of, fma_loop_fixable, loop_standing
 
 CODE = "BANK001"
 NAME = "vgpr-bank-conflict"
@@ -127,22 +127,21 @@ def simulations(analysis):
     program, cfg = analysis.program, analysis.cfg
     instrs = program.instrs
 
-    def ops(idx):
-        return [_op_from_instr(instrs[i], analysis.vopd_half) for i in idx]
-
+    half_of = analysis.vopd_half
     out = []
-    covered: set[int] = set()
+    covered: set[int] = set()  # blocks of innermost loops (a loop's instructions are its blocks')
     for loop in cfg.loops:
         if not loop.innermost:
             continue
-        idx = loop.indices(cfg)
-        covered.update(idx)
-        out.append((loop, simulate(ops(idx), loop=True, stalls_only=True), True))
+        covered.update(loop.blocks)
+        out.append((loop, stalls_of(instrs, loop.indices(cfg), loop=True, half_of=half_of), True))
     for blk in cfg.blocks:
-        idx = [i for i in blk.indices() if i not in covered]
+        if blk.id in covered:
+            continue
+        idx = blk.indices()
         if not idx or not any(instrs[i].klass in ("valu", "vopd", "trans") for i in idx):
             continue
-        out.append((cfg.loop_of(idx[0]), simulate(ops(idx), stalls_only=True), False))
+        out.append((cfg.loop_of(idx[0]), stalls_of(instrs, idx, half_of=half_of), False))
     analysis.__dict__["_bank001_sims"] = out
     return out
 
@@ -256,13 +255,9 @@ def check(analysis):
         return (region.loop is not None and f["hot"] and f["measured_share"] >= LOOP_SHARE_WARN
                 and f["kernel_share"] >= WARN_SHARE)
 
-    def _group_of(diag):
-        lines = {s.line for s in diag.sites} if diag.sites else {diag.line}
-        return [s for s in sites if analysis.program.instrs[s.index].lineno in lines]
-
-    for diag in aggregate(analysis, CODE, sites, _headline(facts), eligible=material,
-                          fix=lambda region, group: FIXABLE if fma_loop_fixable(analysis, region.loop) else None):
-        region = region_of(analysis, _index_at(analysis, diag.line))
+    for region, group, diag in aggregate(analysis, CODE, sites, _headline(facts), eligible=material,
+                                         fix=lambda region, group: FIXABLE if fma_loop_fixable(analysis, region.loop)
+                                         else None, with_group=True):
         f = standing[(id(region.kernel), id(region.loop))]
         per = diag.cost["cycles_per_execution"]
         assumed = per - f["measured_cycles"]
@@ -274,7 +269,7 @@ def check(analysis):
         basis = []
         if f["measured_cycles"]:
             what = {"vopd": "VOPD pairs", "wmma": "WMMA operands in one bank"}
-            present = sorted({kinds[(s.index, s.column)] for s in _group_of(diag)} & set(MEASURED))
+            present = sorted({kinds[(s.index, s.column)] for s in group} & set(MEASURED))
             basis.append(f"{f['measured_cycles']:g} of {per:g} cycles measured ({' and '.join(what[k] for k in present)})")
         if assumed:
             basis.append(f"{assumed:g} assumed (single instructions, unmeasured)")
@@ -293,10 +288,3 @@ def check(analysis):
         diag.notes.insert(1, f"how sure ({confidence}): {f['why']}; {'; '.join(basis)}; "
                              f"{diag.severity}: {verdict}")
         yield diag
-
-
-def _index_at(analysis, line: int) -> int:
-    cache = analysis.__dict__.get("_bank001_line")
-    if cache is None:
-        cache = analysis.__dict__["_bank001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
-    return cache[line]

@@ -14,6 +14,8 @@ info otherwise. Code that runs once per wave is never more than info.
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from isalint.diagnostics import Diagnostic, Site
 from isalint.hw import latency as _lat
 from isalint.model.alu_delays import issue_cycles
@@ -33,7 +35,7 @@ class SiteCost(Record):
     message: str
     cycles: float
 
-    _fields = ("index", "column", "end_column", "message", "cycles")
+    __slots__ = _fields = ("index", "column", "end_column", "message", "cycles")
 
     def __init__(self, index: int, column: int, end_column: int, message: str, cycles: float):
         self.index = index
@@ -155,38 +157,62 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() or x >= 100 else f"{x:,.1f}"
 
 
-def aggregate(analysis, code: str, sites: list[SiteCost], headline, eligible=None, fix=None):
+_SITE_ORDER = attrgetter("index", "column")
+
+
+def aggregate(analysis, code: str, sites: list[SiteCost], headline, eligible=None, fix=None, with_group: bool = False):
     """One Diagnostic per region holding ``sites``.
 
     ``headline(region, sites, cost)`` writes the finding's message; ``eligible(region, sites)``
     says whether the region's sites may be a warning at all (default: yes); ``fix(region,
-    sites)`` gives the finding's fix flag or None.
+    sites)`` gives the finding's fix flag or None. With ``with_group``, yields (region, its sites,
+    Diagnostic) instead.
     """
     program = analysis.program
+    instrs = program.instrs
     suppressions = getattr(analysis, "suppressions", None)
-    if suppressions is not None:
-        sites = [s for s in sites if not suppressions.suppresses(code, program.instrs[s.index].lineno)]
+    if suppressions is not None and _may_suppress(suppressions, code):
+        sites = [s for s in sites if not suppressions.suppresses(code, instrs[s.index].lineno)]
     groups: dict = {}
-    for s in sites:
-        region = region_of(analysis, s.index)
-        groups.setdefault(_key(region), (region, []))[1].append(s)
+    if len(program.kernels) <= 1:
+        # one kernel: the region of a site is its block's
+        block_of = analysis.cfg.block_of
+        by_block: dict = {}
+        for s in sites:
+            index = s.index
+            b = block_of[index] if 0 <= index < len(block_of) else -1
+            group = by_block.get(b)
+            if group is None:
+                region = region_of(analysis, index)
+                group = by_block[b] = groups.setdefault(_key(region), (region, []))[1]
+            group.append(s)
+    else:
+        for s in sites:
+            region = region_of(analysis, s.index)
+            groups.setdefault(_key(region), (region, []))[1].append(s)
     for region, group in groups.values():
-        group.sort(key=lambda s: (s.index, s.column))
+        group.sort(key=_SITE_ORDER)
         per = sum(s.cycles for s in group)
         cost = cost_of(analysis, region, per)
         ok = True if eligible is None else eligible(region, group)
         first = group[0]
-        line = program.instrs[first.index].lineno
+        line = instrs[first.index].line.number
         diag = Diagnostic(program.path, line, first.column, line, max(first.end_column, first.column + 1), code,
                           severity_for(region, cost, ok), headline(region, group, cost),
                           fix(region, group) if fix else None)
         diag.cost = cost
         diag.notes.append(cost_note(analysis, region, cost))
         if len(group) > 1:
-            diag.sites = [Site(program.instrs[s.index].lineno, s.column, s.end_column, s.message) for s in group]
+            diag.sites = [Site(instrs[s.index].line.number, s.column, s.end_column, s.message) for s in group]
         else:
             diag.notes.append(first.message)
-        yield diag
+        yield (region, group, diag) if with_group else diag
+
+
+def _may_suppress(suppressions, code: str) -> bool:
+    """Whether any of the file's directives names ``code`` (or ALL): else no site of it is suppressed."""
+    directives = getattr(suppressions, "directives", None)
+    return directives is None or any(d.code in (code, "ALL") for d in directives)
 
 
 def fma_loop_fixable(analysis, loop) -> bool:

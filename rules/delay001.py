@@ -102,7 +102,7 @@ from isalint.hw import latency as _lat
 from isalint.model.alu_delays import pending_dependencies
 from isalint.model.hotness import hotness
 
-from .cost import LOOP_SHARE_WARN, SiteCost, aggregate, loop_standing, region_of
+from .cost import LOOP_SHARE_WARN, SiteCost, aggregate, loop_standing
 
 CODE = "DELAY001"
 NAME = "missing-delay-alu"
@@ -115,28 +115,66 @@ _KIND = {"valu": "VALU", "trans": "transcendental", "salu": "SALU"}
 
 def _sites(analysis):
     instrs = analysis.program.instrs
-    loop_of = analysis.cfg.loop_of
-    by_consumer: dict[int, list] = {}
-    for p in pending_dependencies(analysis):
-        by_consumer.setdefault(p.consumer, []).append(p)
-    for i, deps in sorted(by_consumer.items()):
-        ins = instrs[i]
+    cfg = analysis.cfg
+    block_of, innermost, count = cfg.block_of, cfg.innermost, len(cfg.block_of)
+    pending = pending_dependencies(analysis)  # in consumer order
+    n, k = len(pending), 0
+    while k < n:
+        p = pending[k]
+        i = p.consumer
+        j = k + 1
+        while j < n and pending[j].consumer == i:
+            j += 1
         # a result that comes from outside the instruction's loop is in flight only when the loop is
-        # entered, not on every iteration (one from the same loop: every time)
-        mine = loop_of(i)
-        scale = {id(p): 1.0 if p.producer < 0 or loop_of(p.producer) is mine
-                 else _entries_per_execution(analysis, p.producer, i) for p in deps}
-        stall = max(p.stall * scale[id(p)] for p in deps)
-        parts = []
-        for p in deps:
-            prod = instrs[p.producer] if p.producer >= 0 else None
-            what = f"{p.reg} from line {prod.lineno}" if prod is not None and p.reg else (
-                f"line {prod.lineno}" if prod is not None else "an earlier instruction")
-            entry = " on entering the loop" if scale[id(p)] < 1 else ""
-            parts.append(f"{what} ({_KIND[p.need.kind]} result, {p.stall} cycle{'s' if p.stall != 1 else ''} "
-                         f"left{entry}): needs {p.need.name}")
-        first, last = ins.stmts[0], ins.stmts[-1]
-        yield SiteCost(i, first.col, max(last.end_col, first.col + 1), "; ".join(parts), float(stall))
+        # entered, not on every iteration (one from the same loop: every time); cfg.loop_of, inline
+        mine = innermost[block_of[i]] if 0 <= i < count else None
+        if j == k + 1:  # one dependency, as most sites have
+            message, stall = _part(analysis, instrs, p, i, mine, block_of, innermost, count)
+        else:
+            stall = None
+            parts = []
+            for p in pending[k:j]:
+                part, cycles = _part(analysis, instrs, p, i, mine, block_of, innermost, count)
+                if stall is None or cycles > stall:
+                    stall = cycles
+                parts.append(part)
+            message = "; ".join(parts)
+        k = j
+        stmts = instrs[i].stmts
+        first, last = stmts[0], stmts[-1]
+        yield SiteCost(i, first.col, max(last.end_col, first.col + 1), message, float(stall))
+
+
+def _part(analysis, instrs, p, i: int, mine, block_of, innermost, count) -> tuple[str, float]:
+    """What a site's message says of one dependency, and the cycles it stalls per execution."""
+    producer = p.producer
+    if producer >= 0:
+        theirs = innermost[block_of[producer]] if producer < count else None
+        scale = 1.0 if theirs is mine else _entries_per_execution(analysis, producer, i)
+        line = instrs[producer].line.number
+        what = f"{p.reg} from line {line}" if p.reg else f"line {line}"
+    else:
+        scale = 1.0
+        what = "an earlier instruction"
+    need, stall = p.need, p.stall
+    tail = _WHY.get((need.kind, need.n, stall, scale < 1))
+    if tail is None:
+        tail = _why(need, stall, scale < 1)
+    return what + tail, stall * scale
+
+
+_WHY: dict[tuple, str] = {}
+
+
+def _why(need, stall: int, on_entry: bool) -> str:
+    """The rest of a dependency's part of a site's message, after what it reads."""
+    key = (need.kind, need.n, stall, on_entry)
+    text = _WHY.get(key)
+    if text is None:
+        entry = " on entering the loop" if on_entry else ""
+        text = _WHY[key] = (f" ({_KIND[need.kind]} result, {stall} cycle{'s' if stall != 1 else ''} left{entry}): "
+                            f"needs {need.name}")
+    return text
 
 
 def _entries_per_execution(analysis, producer: int, consumer: int) -> float:
@@ -186,8 +224,8 @@ def check(analysis):
                 f"still in flight with no s_delay_alu naming it: the SIMD stalls up to {total:.3g} "
                 f"cycle{'s' if total != 1 else ''} {when} instead of issuing other waves")
 
-    for diag in aggregate(analysis, CODE, sites, headline, eligible=material, fix=lambda region, group: FIXABLE):
-        region = region_of(analysis, _index_of(analysis, diag))
+    for region, _group, diag in aggregate(analysis, CODE, sites, headline, eligible=material,
+                                          fix=lambda region, group: FIXABLE, with_group=True):
         f = standing[(id(region.kernel), id(region.loop))]
         diag.cost.update({k: f[k] for k in ("loop_issue_cycles", "loop_share", "hot", "confidence")})
         verdict = ("a material stall in a hot loop" if diag.severity == "warning" else
@@ -201,10 +239,3 @@ def check(analysis):
                              f"transcendental {_lat.TRANS_LATENCY}, SALU {_lat.SALU_LATENCY}); each stall is an upper "
                              f"bound, paid only while another wave on the SIMD has an instruction ready; {verdict}")
         yield diag
-
-
-def _index_of(analysis, diag) -> int:
-    cache = analysis.__dict__.setdefault("_delay001_line", None)
-    if cache is None:
-        cache = analysis.__dict__["_delay001_line"] = {ins.lineno: i for i, ins in enumerate(analysis.program.instrs)}
-    return cache[diag.line]

@@ -143,14 +143,28 @@ _CONFLICTS_MAX = 1 << 14
 
 
 def _conflicts(access, banks: int, wave_size: int):
-    key = (access.width, tuple(tuple(a) for a in access.addresses), banks, wave_size)
+    addresses = tuple(access.addresses)
+    # the same address tuples come back as the same objects (lds_access makes each once): found by
+    # identity first, without hashing every lane's address
+    ikey = (access.width, banks, wave_size, *map(id, addresses))
+    hit = _BY_ID.get(ikey)
+    if hit is not None and all(a is b for a, b in zip(hit[0], addresses)):
+        return hit[1]
+    key = (access.width, addresses, banks, wave_size)
     if key in _CONFLICTS:
-        return _CONFLICTS[key]
-    c = bank_conflicts(access, banks, wave_size)
-    if len(_CONFLICTS) >= _CONFLICTS_MAX:
-        _CONFLICTS.clear()
-    _CONFLICTS[key] = c
+        c = _CONFLICTS[key]
+    else:
+        c = bank_conflicts(access, banks, wave_size)
+        if len(_CONFLICTS) >= _CONFLICTS_MAX:
+            _CONFLICTS.clear()
+        _CONFLICTS[key] = c
+    if len(_BY_ID) >= _CONFLICTS_MAX:
+        _BY_ID.clear()
+    _BY_ID[ikey] = (addresses, c)  # the entry keeps the tuples, and so their ids, alive
     return c
+
+
+_BY_ID: dict[tuple, tuple] = {}
 
 
 def check(analysis):

@@ -87,10 +87,10 @@ def check(analysis):
         for c, n in thr.items():
             if c not in ("vmcnt", "lgkmcnt"):
                 continue
-            if not result.retires(i, c):
+            if not result.retires_any(i, c):
                 continue  # retires nothing on any path: nothing to judge
-            need = result.needed_threshold(i, c)
-            if need is None or need > n:
+            looser_ok, need = result.looser_threshold(i, c)  # needed_threshold(i, c) when None or > n
+            if looser_ok:
                 looser[c] = need
         if not looser:
             continue

@@ -149,3 +149,31 @@ def test_the_stalls_only_simulation_keeps_the_same_stalled_steps():
                 assert only.steps == [s for s in every.steps if s.stall]
                 stalled += len(only.steps)
     assert stalled > 100  # the sequences do stall
+
+
+def test_stalls_of_over_instructions_is_the_stalls_only_simulation():
+    """BANK001's walk over a kernel's loops and blocks (facts shared between instructions of one text)
+    keeps the steps the stalls-only simulation keeps, with the default model and with others."""
+    from conftest import REPRESENTATIVE, fixture_kernels
+
+    from isalint.hw.vgpr_banks import ops_from_instrs, stalls_of
+
+    settings = [DEFAULT, Params(rf_reads_per_bank=2, write_delay=0), Params(cache_entries=2)]
+    compared = stalled = 0
+    for path in fixture_kernels():
+        if path.name not in REPRESENTATIVE | {"kernel6_shared_banks.s"}:
+            continue
+        analysis = Analysis.from_path(str(path))
+        instrs, cfg = analysis.program.instrs, analysis.cfg
+        groups = [(lp.indices(cfg), True) for lp in cfg.loops] + [(b.indices(), False) for b in cfg.blocks]
+        for params in settings:
+            for idx, loop in groups:
+                idx = list(idx)
+                ops = ops_from_instrs([instrs[i] for i in idx], analysis.vopd_half)
+                want = simulate(ops, loop=loop, params=params, stalls_only=True)
+                got = stalls_of(instrs, idx, loop=loop, half_of=analysis.vopd_half, params=params)
+                assert [s.to_json() for s in got.steps] == [s.to_json() for s in want.steps]
+                assert got.steps == want.steps
+                compared += 1
+                stalled += len(want.steps)
+    assert compared > 20 and stalled > 50

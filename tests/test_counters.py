@@ -104,6 +104,13 @@ def test_kernel5_state_and_thresholds(kernel5):
     for w in inner_waits:
         (counter, n), = wait_thresholds(w).items()
         assert result.needed_threshold(w.index, counter) == n
+        assert result.looser_threshold(w.index, counter) == (False, None)
+    # for every wait of the kernel, the looser value WAIT002 asks for is the loosest the registers need
+    for w in waits:
+        for counter, n in (wait_thresholds(w) or {}).items():
+            need = result.needed_threshold(w.index, counter)
+            expected = (True, need) if need is None or need > n else (False, None)
+            assert result.looser_threshold(w.index, counter) == expected
     # the six ds_load_b128 of the inner loop are in flight at its first wait
     st = result.state_before(inner_waits[0].index)
     lds = sorted(r for r, c, cls, _p in st.entries() if cls == "lds" and not r.startswith("@"))

@@ -45,7 +45,7 @@ _SIXTY_FOUR = {"F64", "I64", "U64", "B64"}
 
 # encodings whose size depends on their second dword (a literal or DPP dword after the first two)
 _SIZE_FROM_SECOND_DWORD = {"VOP3", "VOP3SD", "VOP3P", "VOPD"}
-_LONGER = (None, None)  # a first-two-dwords entry: the instruction is 12 bytes
+LONGER = (None, None)  # a first-two-dwords entry: the instruction is 12 bytes
 
 
 class UnknownEncoding(ValueError):
@@ -232,6 +232,8 @@ class Decoder:
         self._m4: dict[bytes, tuple] = {}  # instructions by their bytes, by size
         self._m8: dict[bytes, tuple] = {}
         self._m12: dict[bytes, tuple] = {}
+        self.known_dwords = self._m4  # (text, relative branch target) of the 4-byte instructions seen
+        self.known_qwords = self._m8  # the same of the 8-byte ones (LONGER: the first 8 of 12 bytes)
 
     # -- one instruction -----------------------------------------------------------------------
     def decode(self, code: bytes, k: int) -> tuple[int, str, int | None]:
@@ -245,7 +247,7 @@ class Decoder:
         if entry is None:
             raw = code[k:k + 8]
             entry = self._m8.get(raw)
-            if entry is None or entry is _LONGER:
+            if entry is None or entry is LONGER:
                 raw = code[k:k + 12]
                 entry = self._m12.get(raw)
                 if entry is None:
@@ -273,7 +275,7 @@ class Decoder:
             self._m8[raw] = entry
         else:
             if size == 12:
-                self._m8[raw[:8]] = _LONGER
+                self._m8[raw[:8]] = LONGER
             self._m12[raw] = entry
         return size, text, (None if self._rel is None else k + self._rel)
 

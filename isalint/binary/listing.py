@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .codeobject import KernelImage
-from .decoder import Decoder, UnknownEncoding
+from .decoder import LONGER, Decoder, UnknownEncoding
 from .descriptor import Descriptor
 from .metadata import to_yaml
 
@@ -45,13 +45,29 @@ def decode_kernel(kernel: KernelImage, wave64: bool | None = None,
     code = kernel.code
     if wave64 is None:
         wave64 = Descriptor(kernel.descriptor).wave64
-    decode = decoder(wave64).decode
+    dec = decoder(wave64)
+    decode = dec.decode
+    # most instructions are one or two dwords seen before (Decoder.decode's first lookups)
+    known4, known8 = dec.known_dwords, dec.known_qwords
     end = len(code.rstrip(b"\0"))
     end += -end % 4
     out = Decoded()
+    append = out.append
     k = 0
     theirs = None
     while k < end:
+        entry = known4.get(code[k:k + 4])
+        if entry is not None:
+            text, rel = entry
+            append((k, 4, text, None if rel is None else k + rel))
+            k += 4
+            continue
+        entry = known8.get(code[k:k + 8])
+        if entry is not None and entry is not LONGER:
+            text, rel = entry
+            append((k, 8, text, None if rel is None else k + rel))
+            k += 8
+            continue
         try:
             size, text, target = decode(code, k)
         except UnknownEncoding as exc:

@@ -91,6 +91,10 @@ or :class:`BankOp` (reads per port slot, writes). With ``loop=True`` the
 sequence is run twice and the second pass is reported: the steady state of a
 loop whose caches were warmed by the previous iteration.
 
+``stalls_of(instrs, indices, loop=False, half_of=None, params=DEFAULT) -> Simulation``: what
+``simulate(..., stalls_only=True)`` gives for the instructions ``instrs[i]`` of ``indices``, worked
+out from facts kept per distinct instruction (BANK001 runs it over every block of a kernel).
+
 ``Simulation``: ``steps`` (one :class:`Step` per op: ``reads``/``writes``/
 ``landing`` :class:`Access` lists, ``cells()`` for the worklog's table,
 ``bank_values``, ``bank_reads``, ``stall``, ``cycles``, ``conflicts``), and the
@@ -108,8 +112,8 @@ from ..parse.nodes import Statement
 from ..records import FrozenRecord, Record
 from .vopd import Half, dual_name, half
 
-__all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "ops_from_instrs",
-           "COLUMNS"]
+__all__ = ["Params", "DEFAULT", "Access", "BankOp", "Step", "Simulation", "simulate", "stalls_of",
+           "ops_from_instrs", "COLUMNS"]
 
 
 class Params(FrozenRecord):
@@ -249,7 +253,7 @@ _PORT_SLOT_X = {name: port + "X" for name, port in _PORT_OF_SLOT.items()}
 # alone, which the model shares between every instruction of the same text: worked out once per
 # such triple (the entry keeps them alive, so that their ids stay theirs).
 _PORTS: dict[tuple[int, int, int], tuple] = {}
-_PORTS_MAX = 1 << 15
+_PORTS_MAX = 1 << 16
 
 
 def _op_from_instr(ins, half_of=None) -> BankOp:
@@ -686,6 +690,160 @@ def _warm(ops: list[BankOp], params: Params, caches: _Caches) -> list[Access]:
     if last is None or not params.write_delay:
         return []
     return [_access(slot, r, v % nb, "W") for slot, r in last.writes if (v := _vgpr(r)) is not None]
+
+
+# What the stalls-only walk of :func:`stalls_of` needs of an instruction, for ``nb`` banks: worked out
+# once per distinct decoding (keyed as ``_PORTS`` is, by the instruction's slots, which the entry
+# keeps alive with its statements and defs) and shared between every instruction of the same text.
+_SINGLE: dict[int, tuple] = {}
+_SINGLE_MAX = 1 << 16
+
+
+def _single_facts(ins, half_of, nb: int) -> tuple:
+    """(valu, reads as (slot, reg, bank, through SRC2), write Accesses, the banks' values after a
+    stall-free issue as (reg, bank) or None when the instruction always stalls, writes as (reg, bank)).
+
+    With one cache entry per bank and at least one register-file read per bank and cycle, an
+    instruction stalls exactly when it asks one bank for two different registers (SRC2 apart),
+    whatever the caches hold; when it does not, each bank it reads keeps the one register it asked
+    for."""
+    stmts, slots, defs = ins.stmts, ins.slots, ins.defs
+    known = _SINGLE.get(id(slots))
+    if known is not None and known[0] is slots and known[1] is stmts and known[2] is defs \
+            and known[3] == ins.klass and known[4] == ins.opaque and known[5] == nb:
+        return known[6]
+    op = _op_from_instr(ins, half_of)
+    reads = []
+    for slot, r in op.reads:
+        v = _vgpr(r)
+        if v is not None:
+            reads.append((slot, r, v % nb, slot.startswith("SRC2")))
+    writes = tuple(_access(slot, r, v % nb, "W") for slot, r in op.writes if (v := _vgpr(r)) is not None)
+    banks: dict[int, str] = {}
+    quiet = True
+    for _slot, r, b, src2 in reads:
+        if src2:
+            continue
+        if banks.setdefault(b, r) != r:
+            quiet = False
+    facts = (op.valu, tuple(reads), writes, tuple((r, b) for b, r in banks.items()) if quiet else None,
+             tuple((w.reg, w.bank) for w in writes))
+    if len(_SINGLE) >= _SINGLE_MAX:
+        _SINGLE.clear()
+    _SINGLE[id(slots)] = (slots, stmts, defs, ins.klass, ins.opaque, nb, facts)
+    return facts
+
+
+def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_delay: int, steps=None,
+                 instrs=None, indices=None, half_of=None) -> tuple:
+    """:func:`_warm` (``steps`` None) or :func:`_run` keeping stalled steps only (into ``steps``) for
+    caches of one entry per bank (``cache[b]``: the register it holds, else None), SRC2 reads on their
+    own path and writes on their own port. Returns what is still landing."""
+    nb = len(cache)
+    interned = _ACCESS.get
+    for k, (valu, reads, writes, quiet, written) in enumerate(facts):
+        if valu:
+            if quiet is not None:
+                for r, b in quiet:
+                    cache[b] = r
+            elif steps is None:
+                # the first pass: the caches as the full step leaves them (register-file reads, then
+                # hits; the last one wins a bank)
+                fetched, hits, seen = [], [], set()
+                for _s, r, b, src2 in reads:
+                    if src2:
+                        continue
+                    hit = cache[b] == r
+                    if hit:
+                        hits.append((r, b))
+                    if r not in seen:
+                        seen.add(r)
+                        if not hit:
+                            fetched.append((r, b))
+                for r, b in fetched:
+                    cache[b] = r
+                for r, b in hits:
+                    cache[b] = r
+            else:
+                bank_reads = [0] * nb
+                accs: list[Access] = []
+                fetched: list[tuple[str, int]] = []
+                hits: list[tuple[str, int]] = []
+                distinct: dict[int, list[Access]] = {}
+                seen = set()
+                for slot, r, b, src2 in reads:
+                    if src2:
+                        accs.append(interned((slot, r, b, "R")) or _access(slot, r, b, "R"))
+                        continue
+                    if cache[b] == r:
+                        acc = interned((slot, r, b, "Cache")) or _access(slot, r, b, "Cache")
+                        hits.append((r, b))
+                        hit = True
+                    else:
+                        acc = interned((slot, r, b, "R")) or _access(slot, r, b, "R")
+                        hit = False
+                    accs.append(acc)
+                    if r not in seen:
+                        seen.add(r)
+                        if b in distinct:
+                            distinct[b].append(acc)
+                        else:
+                            distinct[b] = [acc]
+                        if not hit:
+                            fetched.append((r, b))
+                            bank_reads[b] += 1
+                for r, b in fetched:
+                    cache[b] = r
+                for r, b in hits:
+                    cache[b] = r
+                bank_values = [0] * nb
+                for b, group in distinct.items():
+                    bank_values[b] = len(group)
+                need = [max(bank_values[b], -(-bank_reads[b] // n_rf)) for b in range(nb)]
+                stall = max(need) - 1
+                conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]
+                op = _op_from_instr(instrs[indices[k]], half_of)
+                steps.append(Step(op, accs, list(writes), list(pending), bank_reads, bank_values, stall, conflicts))
+            for r, b in written:
+                if cache[b] == r:
+                    cache[b] = None
+            pending = writes if write_delay else ()
+        else:
+            for r, b in written:
+                if cache[b] == r:
+                    cache[b] = None
+    return pending
+
+
+def stalls_of(instrs, indices, loop: bool = False, half_of=None, params: Params = DEFAULT) -> Simulation:
+    """``simulate([instrs[i] for i in indices], loop, params, stalls_only=True)`` (the operands of a
+    VOPD half from ``half_of`` as :func:`ops_from_instrs` takes it), worked out from facts shared by
+    every instruction of one text when the caches hold one entry per bank: what a rule runs over
+    every block of a kernel."""
+    nb = params.banks
+    if params.cache_entries != 1 or params.rf_reads_per_bank < 1 or params.writes_conflict \
+            or not params.src2_separate:
+        return simulate(ops_from_instrs([instrs[i] for i in indices], half_of), loop, params, stalls_only=True)
+    facts = []
+    append, known = facts.append, _SINGLE.get
+    for i in indices:
+        ins = instrs[i]
+        slots = ins.slots
+        k = known(id(slots))
+        # the checks of _single_facts, inline: what a kernel's every instruction goes through
+        if k is not None and k[0] is slots and k[1] is ins.stmts and k[2] is ins.defs and k[3] == ins.klass \
+                and k[4] == ins.opaque and k[5] == nb:
+            append(k[6])
+        else:
+            append(_single_facts(ins, half_of, nb))
+    cache: list = [None] * nb
+    pending: tuple = ()
+    if loop:
+        pending = _walk_single(facts, cache, pending, params.rf_reads_per_bank, params.write_delay)
+    steps: list[Step] = []
+    _walk_single(facts, cache, pending, params.rf_reads_per_bank, params.write_delay, steps, instrs, indices,
+                 half_of)
+    return Simulation(steps, params)
 
 
 def simulate(ops, loop: bool = False, params: Params = DEFAULT, stalls_only: bool = False) -> Simulation:

@@ -32,6 +32,7 @@ remaining SALU cycles).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import deque
 
 from ..hw import latency as _default
@@ -260,12 +261,16 @@ class Pending(FrozenRecord):
     __slots__ = _fields = ("consumer", "producer", "reg", "need", "stall")
 
     def __init__(self, consumer: int, producer: int, reg: str, need: Dep, stall: int):
-        setattr_ = object.__setattr__
-        setattr_(self, "consumer", consumer)
-        setattr_(self, "producer", producer)
-        setattr_(self, "reg", reg)
-        setattr_(self, "need", need)
-        setattr_(self, "stall", stall)
+        # the slots' own setters (made by the hundred thousand: quicker than object.__setattr__)
+        set_consumer, set_producer, set_reg, set_need, set_stall = _PENDING_SETTERS
+        set_consumer(self, consumer)
+        set_producer(self, producer)
+        set_reg(self, reg)
+        set_need(self, need)
+        set_stall(self, stall)
+
+
+_PENDING_SETTERS = tuple(Pending.__dict__[name].__set__ for name in Pending._fields)
 
 
 def _waits_for_valu(ins) -> bool:
@@ -305,16 +310,23 @@ class _Declared:
         return out or default
 
 
-_FACTS: dict[int, tuple] = {}  # id(an instruction's slots) -> (those slots, its facts), default timing
+_FACTS: dict[int, tuple] = {}  # id(an instruction's slots) -> (those slots, its facts, its role), default timing
 _FACTS_MAX = 1 << 16
+# what else the walk looks at an instruction for: an s_delay_alu (its hints), an add or s_setpc_b64 that
+# may be part of a PC-relative sequence (:func:`bundled_with_previous`)
+_ROLE = {"s_delay_alu": 1, "s_add_u32": 2, "s_addc_u32": 2, "s_setpc_b64": 2}
 
 
-def _facts(instrs, timing) -> tuple[list[tuple], list]:
+def _facts(instrs, timing) -> tuple[list[tuple], list, list[int]]:
     """What the walk needs of each instruction, worked out once per distinct decoding: (kind,
     explicit reads, explicit writes, result latency, issue cycles, waits for every VALU result,
-    opaque, writes ready as they issue); and beside it, for each ``s_delay_alu``, the dependencies it declares (else None)."""
+    opaque, writes ready as they issue); beside it, for each ``s_delay_alu``, the dependencies it
+    declares (else None); and the indices of the ``s_delay_alu`` lines and of the instructions that
+    may be part of a PC-relative sequence, in order."""
     decoded: dict[str, list] = {}
-    out, hints = [], []
+    out: list[tuple] = []
+    marked: list[int] = []
+    role = _ROLE.get
     if timing is _default:
         # with the default timing, kept from one file to the next: an instruction's facts depend on
         # its decoding alone, and every instruction of one decoding shares its ``slots`` list (see
@@ -322,30 +334,36 @@ def _facts(instrs, timing) -> tuple[list[tuple], list]:
         known = _FACTS
         if len(known) >= _FACTS_MAX:
             known.clear()
-        for ins in instrs:
+        get = known.get
+        append = out.append
+        for i, ins in enumerate(instrs):
             slots = ins.slots
-            k = known.get(id(slots))
+            k = get(id(slots))
             if k is None or k[0] is not slots:
-                k = known[id(slots)] = (slots, _work_out(ins, timing))
-            out.append(k[1])
+                k = known[id(slots)] = (slots, _work_out(ins, timing), role(ins.opcode, 0))
+            append(k[1])
+            if k[2]:
+                marked.append(i)
     else:
         by_text: dict[str, tuple] = {}
-        for ins in instrs:
+        for i, ins in enumerate(instrs):
             key = ins.line.text
             f = by_text.get(key)
             if f is None:
                 f = by_text[key] = _work_out(ins, timing)
             out.append(f)
-    for ins in instrs:
+            if role(ins.opcode, 0):
+                marked.append(i)
+    hints: list = [None] * len(instrs)
+    for i in marked:
+        ins = instrs[i]
         if ins.opcode == "s_delay_alu":
             key = ins.line.text
             d = decoded.get(key)
             if d is None:
                 d = decoded[key] = decode(ins)
-            hints.append(d)
-        else:
-            hints.append(None)
-    return out, hints
+            hints[i] = d
+    return out, hints, marked
 
 
 def _work_out(ins, timing) -> tuple:
@@ -379,6 +397,29 @@ def _covered(info: tuple, declared: list[Dep]) -> list[tuple[Dep, int]]:
     return missing
 
 
+_DEPS: dict[tuple[str, int], Dep] = {}  # Dep is immutable: one object per distinct value
+_AT = {"valu": _V_P, "trans": _T_P, "salu": _S_P}  # where an entry names the producer of each kind
+_MISSING: dict[tuple, tuple] = {}  # (an entry's first 6 fields, the hints declared) -> what _covered says
+_MISSING_MAX = 1 << 14
+
+
+def _missing(info: tuple, declared) -> tuple:
+    """:func:`_covered` of ``info`` and ``declared`` as ((dependency, where ``info`` names its
+    producer, stall cycles), ...), worked out once per distinct question."""
+    key = (info[:6], tuple(declared)) if declared else info[:6]
+    got = _MISSING.get(key)
+    if got is None:
+        got = []
+        for dep, stall in _covered(info, declared):
+            dep = _DEPS.setdefault((dep.kind, dep.n), dep)
+            got.append((dep, _AT[dep.kind], max(1, stall)))
+        got = tuple(sorted(got, key=lambda m: m[0].kind))  # in the order pending_in gives them
+        if len(_MISSING) >= _MISSING_MAX:
+            _MISSING.clear()
+        _MISSING[key] = got
+    return got
+
+
 def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bundled=frozenset()) -> dict:
     """Walk one block from the pending results at its entry (relative form, as :func:`_merge`
     keeps them) to those at its exit; ``found`` gets the uncovered reads.
@@ -400,16 +441,22 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
             state = {}
             pop = state.pop
         elif reads and state:
-            popped = None
+            hit = popped = None  # the first register read in flight, then all of them
             for r in reads:
                 a = pop(r, None)
                 # a result whose every latency has run out is complete, however few instructions ago
                 if a is not None and (a[0] > now or a[2] > now or a[5] > now):
-                    if popped is None:
-                        popped = []
-                    popped.append((r, a))
-            if popped is not None and i not in bundled:
-                _check_reads(i, popped, now, vcount, tcount, declared, found)
+                    if hit is None:
+                        hit, first = r, a
+                    elif popped is None:
+                        popped = [(hit, first), (r, a)]
+                    else:
+                        popped.append((r, a))
+            if hit is not None and i not in bundled:
+                if popped is None:
+                    _check_one(i, hit, first, now, vcount, tcount, declared, found)
+                else:
+                    _check_reads(i, popped, now, vcount, tcount, declared, found)
         if done:
             carry = (now + carry_lat, vcount, 0, -TRANS_MAX, -VALU_MAX, 0, i, -1, -1)
             for r in done:
@@ -439,7 +486,34 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
     return out
 
 
+def _check_one(i: int, r: str, a: tuple, now: int, vcount: int, tcount: int, declared, found: list) -> None:
+    """:func:`_check_reads` of a read of one register in flight, as most are (:func:`_relative`, inline)."""
+    v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp = a
+    vc, vn = v_ready - now, vcount - v_at
+    if vn >= VALU_MAX or vc <= 0:
+        vc, vn, vp = 0, VALU_MAX, -1
+    tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
+    if tn >= TRANS_MAX or tc <= 0:
+        tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
+    sc = s_ready - now
+    if sc <= 0:
+        sc, sp = 0, -1
+    if vc == 0 and tc == 0 and sc == 0:
+        return
+    deps = declared.get(i, ()) if declared else ()
+    missing = None if deps else _MISSING.get((vc, vn, tc, tn, tnv, sc))
+    if missing is None:
+        missing = _missing((vc, vn, tc, tn, tnv, sc, vp, tp, sp), deps)
+    for dep, at, stall in missing:
+        producer = vp if at == _V_P else tp if at == _T_P else sp
+        found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
+
+
 def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
+    if len(popped) == 1:
+        r, a = popped[0]
+        _check_one(i, r, a, now, vcount, tcount, declared, found)
+        return
     merged, kept = None, []
     for r, a in popped:
         e = _relative(a, now, vcount, tcount)
@@ -448,13 +522,10 @@ def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, decla
             kept.append((r, e))
     if merged is None:
         return
-    missing = _covered(merged, declared.get(i, ()))
-    if not missing:
-        return
-    for dep, stall in missing:
-        at = {"valu": _V_P, "trans": _T_P, "salu": _S_P}[dep.kind]
+    missing = _missing(merged, declared.get(i, ()) if declared else ())
+    for dep, at, stall in missing:
         reg = next((r for r, e in kept if e[at] >= 0 and e[at] == merged[at]), "")
-        found.append(Pending(i, merged[at], reg, dep, max(1, stall)))
+        found.append(Pending(i, merged[at], reg, dep, stall))
 
 
 def _relative(a: tuple, now: int, vcount: int, tcount: int) -> tuple | None:
@@ -499,10 +570,11 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
     t = timing if timing is not None else _default
     instrs = program.instrs
     blocks = cfg.blocks
-    facts, declared_by = _facts(instrs, t)
-    bundled = frozenset(i for i, ins in enumerate(instrs) if ins.opcode in ("s_add_u32", "s_addc_u32", "s_setpc_b64")
-                        and bundled_with_previous(instrs, i))
-    declared = [_Declared(declared_by, b.first) if hints else {} for b in blocks]
+    facts, declared_by, marked = _facts(instrs, t)
+    bundled = frozenset(i for i in marked if instrs[i].opcode != "s_delay_alu" and bundled_with_previous(instrs, i))
+    # a block without an s_delay_alu declares nothing (hints do not reach across blocks)
+    with_hints = [i for i in marked if declared_by[i] is not None] if hints else []
+    declared = [_Declared(declared_by, b.first) if _any_between(with_hints, b.first, b.last) else {} for b in blocks]
     exit_state: list[dict] = [{} for _ in blocks]
     found_in: list[list[Pending]] = [[] for _ in blocks]
     work = deque(b.id for b in blocks)
@@ -524,8 +596,16 @@ def pending_in(program, cfg, timing=None, hints: bool = True) -> list[Pending]:
                     queued.add(s)
                     work.append(s)
     found = [p for f in found_in for p in f]
-    found.sort(key=lambda p: (p.consumer, p.need.kind))
+    # each block's are in (consumer, kind) order: so are all of them when the blocks are in order
+    if any(blocks[k].first > blocks[k + 1].first for k in range(len(blocks) - 1)):
+        found.sort(key=lambda p: (p.consumer, p.need.kind))
     return found
+
+
+def _any_between(sorted_indices: list[int], first: int, last: int) -> bool:
+    """Whether one of ``sorted_indices`` is in [first, last)."""
+    k = bisect_left(sorted_indices, first)
+    return k < len(sorted_indices) and sorted_indices[k] < last
 
 
 def strongest(deps) -> list[Dep]:

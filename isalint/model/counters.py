@@ -147,6 +147,24 @@ def events(instr, flat_lds: bool = True) -> tuple[Event, ...]:
     its registers there only when ``flat_lds`` (the program may touch LDS)."""
     if not instr.counters or instr.opaque:
         return ()
+    # The decoding of a line's text (its operand slots, one object) is shared by every instruction
+    # of that text, in one kernel and the next: its events are worked out once.
+    slots = instr.slots
+    key = (id(slots), instr.klass, instr.opcode, instr.counters, flat_lds)
+    known = _EVENTS.get(key)
+    if known is not None and known[0] is slots:
+        return known[1]
+    out = _events(instr, flat_lds)
+    if len(_EVENTS) >= 1 << 14:
+        _EVENTS.clear()
+    _EVENTS[key] = (slots, out)  # the entry keeps the slots, and so their id, alive
+    return out
+
+
+_EVENTS: dict[tuple, tuple] = {}
+
+
+def _events(instr, flat_lds: bool) -> tuple[Event, ...]:
     info = instr.infos[0]
     klass = instr.klass
     enc = info.encoding if info is not None else ""
@@ -254,7 +272,7 @@ def lds_free_flat(program) -> frozenset:
     (the callee might hand back a pointer into LDS). Code outside every kernel (a device function)
     is proven only with the whole program."""
     instrs = program.instrs
-    flats = [i for i, ins in enumerate(instrs) if _is_flat(ins)]
+    flats = [i for i, ins in enumerate(instrs) if ins.counters and _is_flat(ins)]
     if not flats:
         return frozenset()
     if not _touches_lds(instrs, program.kernels):
@@ -281,24 +299,82 @@ def reads_of(instr, sync: tuple[str, ...] = CU_MODE_SYNC) -> list[str]:
 
 
 class CounterState:
-    """Registers held by ops in flight, and an upper bound of ops in flight per counter."""
+    """Registers held by ops in flight, and an upper bound of ops in flight per counter.
 
-    __slots__ = ("pending", "inflight", "sync", "lds_free", "_held")
+    Each op in flight is kept as ``(base, origin)`` per (reg, counter, cls), with a shift per
+    stream (counter, cls): its ``k`` is ``min(CAP, base + shift)``. Issuing an op of an in-order
+    stream raises that stream's shift, so the ops already in flight count one more later op
+    without being visited. :attr:`pending` gives the same state as {key: :class:`Pending`}.
+    """
+
+    __slots__ = ("_p", "_shift", "inflight", "sync", "lds_free", "_held", "_pend")
 
     def __init__(self, pending: dict | None = None, inflight: dict | None = None,
                  sync: tuple[str, ...] = CU_MODE_SYNC, lds_free: frozenset = frozenset()):
-        # (reg, counter, cls) -> Pending
-        self.pending: dict[tuple[str, str, str], Pending] = pending if pending is not None else {}
+        # (reg, counter, cls) -> (base, origin): k = min(CAP, base + _shift[(counter, cls)])
+        self._p: dict[tuple[str, str, str], tuple[int, int]] = (
+            {key: (p.k, p.origin) for key, p in pending.items()} if pending else {})
+        self._shift: dict[tuple[str, str], int] = {}
         self.inflight: dict[str, int] = inflight if inflight is not None else {}
         self.sync = sync  # what s_barrier waits for (CU_MODE_SYNC or WGP_MODE_SYNC)
         self.lds_free = lds_free  # indices of the FLAT ops that provably touch no LDS (lds_free_flat)
-        self._held: set[str] | None = None  # registers of ``pending``, reset by the methods that change it
+        self._held: set[str] | None = None  # registers of ``_p``, reset by the methods that drop some
+        self._pend: dict | None = None  # ``pending`` as made last, reset by every change
+
+    @property
+    def pending(self) -> dict[tuple[str, str, str], Pending]:
+        """(reg, counter, cls) -> :class:`Pending` (the registers of one op share one)."""
+        made = self._pend
+        if made is None:
+            shift = self._shift
+            made = {}
+            one: dict[tuple[int, int], Pending] = {}
+            for key, (base, origin) in self._p.items():
+                k = base + shift.get((key[1], key[2]), 0)
+                if k > CAP:
+                    k = CAP
+                p = one.get((k, origin))
+                if p is None:
+                    p = one[k, origin] = Pending(k, origin)
+                made[key] = p
+            self._pend = made
+        return made
+
+    @pending.setter
+    def pending(self, value: dict) -> None:
+        self._p = {key: (p.k, p.origin) for key, p in value.items()}
+        self._shift = {}
+        self._held = self._pend = None
+
+    def _k_items(self):
+        """(key, k, origin) of every entry, in order."""
+        shift = self._shift
+        for key, (base, origin) in self._p.items():
+            k = base + shift.get((key[1], key[2]), 0)
+            yield key, (k if k < CAP else CAP), origin
 
     def copy(self) -> CounterState:
-        return CounterState(dict(self.pending), dict(self.inflight), self.sync, self.lds_free)
+        st = CounterState(None, dict(self.inflight), self.sync, self.lds_free)
+        st._p = dict(self._p)
+        st._shift = dict(self._shift)
+        return st
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, CounterState) and self.pending == other.pending and self.inflight == other.inflight
+        if not isinstance(other, CounterState) or self.inflight != other.inflight:
+            return False
+        mine, theirs = self._p, other._p
+        if len(mine) != len(theirs):
+            return False
+        ms, os_ = self._shift, other._shift
+        for key, (base, origin) in mine.items():
+            q = theirs.get(key)
+            if q is None or q[1] != origin:
+                return False
+            s = (key[1], key[2])
+            a, b = base + ms.get(s, 0), q[0] + os_.get(s, 0)
+            if a != b and (a < CAP or b < CAP):
+                return False
+        return True
 
     def __repr__(self) -> str:
         items = ", ".join(f"{r}:{c}/{cls}k{p.k}@{p.origin}" for (r, c, cls), p in sorted(self.pending.items()))
@@ -307,43 +383,50 @@ class CounterState:
     # -- queries -------------------------------------------------------------------------------
     def regs(self) -> set[str]:
         """Registers an op in flight may still write (or, for exports, read)."""
-        return {r for (r, _c, _cls) in self.pending if r[0] != "@"}
+        return {r for (r, _c, _cls) in self._p if r[0] != "@"}
 
     def written_regs(self) -> set[str]:
-        return {r for (r, _c, cls) in self.pending if cls not in LOCKS and r[0] != "@"}
+        return {r for (r, _c, cls) in self._p if cls not in LOCKS and r[0] != "@"}
 
     def entries(self, reg: str | None = None) -> list[tuple[str, str, str, Pending]]:
         return [(r, c, cls, p) for (r, c, cls), p in self.pending.items() if reg is None or r == reg]
 
     def check(self, instr, index: int | None = None) -> list[Hazard]:
         """Hazards ``instr`` would hit if issued in this state (before its own effects)."""
-        if not self.pending:
+        pend = self._p
+        if not pend:
             return []
-        reads, writes = reads_of(instr, self.sync), instr.defs
+        writes = instr.defs
+        reads = instr.uses if instr.klass != "barrier" else reads_of(instr, self.sync)
         held = self._held
         if held is None:
-            held = self._held = {key[0] for key in self.pending}
+            held = self._held = {key[0] for key in pend}
         if held.isdisjoint(reads) and held.isdisjoint(writes):
             return []
         index = instr.index if index is None else index
         own = {(e.counter, e.cls) for e in events(instr, index not in self.lds_free) if e.writes}
         merged = merge_reads(instr)
+        shift = self._shift
+        touched = held.intersection(reads)
+        touched.update(held.intersection(writes))
         by_reg: dict[str, list] = {}
-        for key, p in self.pending.items():
-            by_reg.setdefault(key[0], []).append((key, p))
+        for key, (base, origin) in pend.items():
+            if key[0] in touched:
+                k = base + shift.get((key[1], key[2]), 0)
+                by_reg.setdefault(key[0], []).append((key, k if k < CAP else CAP, origin))
         out: list[Hazard] = []
         for r in reads:
-            for (reg, c, cls), p in by_reg.get(r, ()):
+            for (reg, c, cls), k, origin in by_reg.get(r, ()):
                 if cls in LOCKS:
                     continue
                 if r in merged and cls in IN_ORDER and (c, cls) in own:
                     continue  # read on return, after the earlier op of the same stream
-                out.append(Hazard(index, reg, c, cls, p.k, p.origin, "read"))
+                out.append(Hazard(index, reg, c, cls, k, origin, "read"))
         for r in writes:
-            for (reg, c, cls), p in by_reg.get(r, ()):
+            for (reg, c, cls), k, origin in by_reg.get(r, ()):
                 if cls in IN_ORDER and cls not in LOCKS and (c, cls) in own:
                     continue  # a later op of the same in-order stream lands after the earlier one
-                out.append(Hazard(index, reg, c, cls, p.k, p.origin, "write"))
+                out.append(Hazard(index, reg, c, cls, k, origin, "write"))
         return out
 
     def required(self, instr, index: int | None = None) -> dict[str, int]:
@@ -359,10 +442,19 @@ class CounterState:
         """Apply ``s_waitcnt``: drop every op the thresholds guarantee complete."""
         if not thresholds:
             return
-        if self.pending:
-            self.pending = {key: p for key, p in self.pending.items()
-                            if not (key[1] in thresholds and p.k >= thresholds[key[1]])}
-            self._held = None
+        if self._p:
+            shift = self._shift
+            kept = {}
+            for key, v in self._p.items():
+                c = key[1]
+                if c in thresholds:
+                    k = v[0] + shift.get((c, key[2]), 0)
+                    if (k if k < CAP else CAP) >= thresholds[c]:
+                        continue
+                kept[key] = v
+            if len(kept) != len(self._p):
+                self._p = kept
+                self._held = self._pend = None
         for c, n in thresholds.items():
             if c in self.inflight and self.inflight[c] > n:
                 if n == 0:
@@ -371,28 +463,29 @@ class CounterState:
                     self.inflight[c] = n
 
     def issue(self, index: int, event: Event) -> None:
-        self._held = None
+        self._pend = None
         c, cls = event.counter, event.cls
-        if cls in IN_ORDER and self.pending:
-            bumped = {}
-            # the registers of one op share its Pending (it is frozen): each one is bumped once
-            after: dict[int, Pending] = {}
-            for key, p in self.pending.items():
-                if key[1] == c and key[2] == cls and p.k < CAP:
-                    q = after.get(id(p))
-                    if q is None:
-                        q = after[id(p)] = Pending(p.k + 1, p.origin)
-                    bumped[key] = q
-            if bumped:
-                self.pending.update(bumped)
-        new = Pending(0, index)
+        stream = (c, cls)
+        shift = self._shift
+        s = shift.get(stream, 0)
+        if cls in IN_ORDER:
+            s += 1  # every op of the stream in flight has one more later op
+            shift[stream] = s
+        new = (-s, index)  # k = 0
+        pend = self._p
+        held = self._held
         for r in event.writes:
-            self.pending[(r, c, cls)] = new
+            pend[(r, c, cls)] = new
         for r in event.locks:
-            self.pending[(r, c, cls)] = new
+            pend[(r, c, cls)] = new
+        if held is not None:
+            held.update(event.writes)
+            held.update(event.locks)
         marker = _SYNC_OF.get(cls) if event.marks else None
         if marker is not None:
-            self.pending[(marker, c, cls)] = new
+            pend[(marker, c, cls)] = new
+            if held is not None:
+                held.add(marker)
         self.inflight[c] = min(CAP, self.inflight.get(c, 0) + 1)
 
     def step(self, instr, index: int | None = None, resolve: str = "zero") -> list[Hazard]:
@@ -408,14 +501,21 @@ class CounterState:
             if thr:
                 self.wait(thr)
             return []
-        hz = self.check(instr, index)
+        hz = []
+        if self._p:  # the test that ends check() for most instructions, without the call
+            held = self._held
+            if held is None:
+                held = self._held = {key[0] for key in self._p}
+            if not (held.isdisjoint(instr.uses) and held.isdisjoint(instr.defs)) or instr.klass == "barrier":
+                hz = self.check(instr, index)
         if hz:
             need: dict[str, int] = {}
             for h in hz:
                 need[h.counter] = min(need.get(h.counter, CAP + 1), h.k)
             self.wait({c: 0 for c in need} if resolve == "zero" else need)
-        for e in events(instr, index not in self.lds_free):
-            self.issue(index, e)
+        if instr.counters and not instr.opaque:
+            for e in events(instr, index not in self.lds_free):
+                self.issue(index, e)
         if instr.opcode in CALLS:
             self.wait(_CALL_WAIT)  # the callee waited on entry (and before returning)
         return hz
@@ -423,13 +523,24 @@ class CounterState:
     def merge(self, other: CounterState) -> bool:
         """Join ``other`` into self (paths meeting). True if self changed."""
         changed = False
-        mine = self.pending
-        self._held = None
-        for key, p in other.pending.items():
+        mine = self._p
+        ms, os_ = self._shift, other._shift
+        for key, (base, origin) in other._p.items():
+            stream = (key[1], key[2])
+            pk = base + os_.get(stream, 0)
+            if pk > CAP:
+                pk = CAP
             q = mine.get(key)
-            if q is None or p.k < q.k or (p.k == q.k and p.origin < q.origin):
-                mine[key] = p
-                changed = True
+            if q is not None:
+                qk = q[0] + ms.get(stream, 0)
+                if qk > CAP:
+                    qk = CAP
+                if not (pk < qk or (pk == qk and origin < q[1])):
+                    continue
+            mine[key] = (pk - ms.get(stream, 0), origin)
+            changed = True
+        if changed:
+            self._held = self._pend = None
         for c, n in other.inflight.items():
             if n > self.inflight.get(c, 0):
                 self.inflight[c] = n
@@ -463,6 +574,10 @@ class CounterAnalysis(Record):
 
     def state_before(self, index: int) -> CounterState:
         """A copy of the state just before instruction ``index`` (after earlier ones in its block)."""
+        return self._state_at(index).copy()
+
+    def _state_at(self, index: int) -> CounterState:
+        """The state just before instruction ``index``, as kept (not to be changed)."""
         cfg = self.program.cfg()
         b = cfg.block_of[index]
         states = self._before.get(b)
@@ -481,7 +596,7 @@ class CounterAnalysis(Record):
             states[index] = st
             if index > last:
                 self._last[b] = index
-        return st.copy()
+        return st
 
     def hazards_at(self, index: int) -> list[Hazard]:
         return [h for h in self.hazards if h.index == index]
@@ -491,8 +606,22 @@ class CounterAnalysis(Record):
         thr = wait_thresholds(self.program.instrs[index]) or {}
         if counter not in thr:
             return []
-        return [(r, c, cls, p) for (r, c, cls), p in self.state_before(index).pending.items()
-                if c == counter and p.k >= thr[counter]]
+        n = thr[counter]
+        return [(r, c, cls, Pending(k, origin)) for (r, c, cls), k, origin in self._state_at(index)._k_items()
+                if c == counter and k >= n]
+
+    def retires_any(self, index: int, counter: str) -> bool:
+        """Whether the wait at ``index`` retires anything on ``counter`` (:meth:`retires` is not empty)."""
+        thr = wait_thresholds(self.program.instrs[index]) or {}
+        if counter not in thr:
+            return False
+        n = thr[counter]
+        st = self._state_at(index)
+        shift = st._shift
+        for (_r, c, cls), (base, _origin) in st._p.items():
+            if c == counter and min(CAP, base + shift.get((c, cls), 0)) >= n:
+                return True
+        return False
 
     def needed_threshold(self, index: int, counter: str) -> int | None:
         """For the wait at ``index``: the loosest ``counter`` value that still leaves no
@@ -508,13 +637,7 @@ class CounterAnalysis(Record):
         thr = wait_thresholds(instr) or {}
         if counter not in thr:
             return None
-        st = self.state_before(index)
-        # The ops in flight with the same class and k (the registers of one load, mostly) are
-        # followed together: the wait is needed at that k as soon as one of them is used early.
-        groups: dict[tuple[int, str], list[str]] = {}
-        for (reg, c, cls), p in st.pending.items():
-            if c == counter:
-                groups.setdefault((p.k, cls), []).append(reg)
+        groups = self._groups(index, counter)
         best: int | None = None
         for k, cls in sorted(groups):
             if best is not None and k >= best:
@@ -522,6 +645,40 @@ class CounterAnalysis(Record):
             if self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
                 best = k
         return best
+
+    def looser_threshold(self, index: int, counter: str) -> tuple[bool, int | None]:
+        """For the wait at ``index``, whether a looser ``counter`` value would still do, and
+        which: ``(True, needed_threshold(index, counter))`` when that is None or above the
+        wait's own value, else ``(False, None)``.
+
+        The ops at the wait's own k are asked first (the register a wait is for is mostly
+        used right after it): once one of those, or of the ops the wait leaves in flight, is
+        needed, the others need not be followed."""
+        thr = wait_thresholds(self.program.instrs[index]) or {}
+        if counter not in thr:
+            return True, None
+        n = thr[counter]
+        groups = self._groups(index, counter)
+        order = sorted(groups)
+        at_most = [g for g in order if g[0] == n] + [g for g in reversed(order) if g[0] < n]
+        for k, cls in at_most:
+            if self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
+                return False, None
+        for k, cls in order:
+            if k > n and self._tokens_needed(index + 1, groups[k, cls], counter, cls, k):
+                return True, k
+        return True, None
+
+    def _groups(self, index: int, counter: str) -> dict[tuple[int, str], list[str]]:
+        """The registers in flight on ``counter`` before ``index``, by (k, class)."""
+        st = self._state_at(index)
+        # The ops in flight with the same class and k (the registers of one load, mostly) are
+        # followed together: the wait is needed at that k as soon as one of them is used early.
+        groups: dict[tuple[int, str], list[str]] = {}
+        for (reg, c, cls), k, _origin in st._k_items():
+            if c == counter:
+                groups.setdefault((k, cls), []).append(reg)
+        return groups
 
     def _tokens_needed(self, start: int, regs: list[str], counter: str, cls: str, k: int) -> bool:
         """Whether one of ``regs`` (written by ops of class ``cls`` in flight on ``counter``,
@@ -657,16 +814,36 @@ class CounterAnalysis(Record):
         steps: list[int] = []
         touching: dict[str, list[int]] = {}
         waits: dict[int, dict | None] = {}
-        for j, ins in enumerate(self.program.instrs):
+        instrs = self.program.instrs
+        # Only the registers an op in flight can hold are ever asked for: those held at a block's
+        # entry, those an op of the program holds, and the stream markers.
+        held: set[str] = set(_SYNC_OF.values())
+        for st in self.block_in:
+            held.update(key[0] for key in st._p)
+        lds_free = self.block_in[0].lds_free if self.block_in else frozenset()
+        for j, ins in enumerate(instrs):
+            if ins.counters and not ins.opaque:
+                for e in events(ins, j not in lds_free):
+                    held.update(e.writes)
+                    held.update(e.locks)
+        get = touching.get
+        for j, ins in enumerate(instrs):
             klass = ins.klass
             if klass == "waitcnt":
                 waits[j] = wait_thresholds(ins)
-            if klass == "waitcnt" or (ins.counters and not ins.opaque) or klass == "endpgm" \
-                    or ins.opcode in _ENDS_PROGRAM:
                 steps.append(j)
-            for regs in (ins.uses if klass != "barrier" else reads_of(ins, sync), ins.defs):
-                for r in regs:
-                    at = touching.get(r)
+            elif (ins.counters and not ins.opaque) or klass == "endpgm" or ins.opcode in _ENDS_PROGRAM:
+                steps.append(j)
+            for r in (ins.uses if klass != "barrier" else reads_of(ins, sync)):
+                if r in held:
+                    at = get(r)
+                    if at is None:
+                        touching[r] = [j]
+                    elif at[-1] != j:
+                        at.append(j)
+            for r in ins.defs:
+                if r in held:
+                    at = get(r)
                     if at is None:
                         touching[r] = [j]
                     elif at[-1] != j:  # listed once, read and written
@@ -722,8 +899,18 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
         before = {blk.first: block_in[b].copy()}
         for i in blk.indices():
             ins = instrs[i]
-            if ins.klass == "waitcnt":
+            klass = ins.klass
+            if klass == "waitcnt":
                 before[i] = st.copy()  # what WAIT001 asks state_before for
+            elif not ins.counters and klass != "barrier" and ins.opcode not in CALLS:
+                # no wait, no op that counts, no call: only a register in flight it touches matters
+                if not st._p:
+                    continue
+                held = st._held
+                if held is None:
+                    held = st._held = {key[0] for key in st._p}
+                if held.isdisjoint(ins.uses) and held.isdisjoint(ins.defs):
+                    continue
             hz = st.step(ins, i, resolve)
             if hz:
                 found.extend(_dedup_hazards(hz))

@@ -61,10 +61,10 @@ class Instr(Record):
 
     _fields = ("index", "line", "stmts", "infos", "slots", "defs", "uses", "klass", "counters", "problem",
                "problem_col", "block")
-    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved) and ``opaque`` (whether the
-    # instruction cannot be decoded: it has a problem) are read by the hundred thousand: attributes
-    # worked out once from the fields, which are never reassigned
-    __slots__ = _fields + ("opcode", "opaque")
+    # ``opcode`` (the gfx11 name of the first opcode, aliases resolved), ``opaque`` (whether the
+    # instruction cannot be decoded: it has a problem), ``lineno`` and ``is_vopd`` are read by the
+    # hundred thousand: attributes worked out once from the fields, which are never reassigned
+    __slots__ = _fields + ("opcode", "opaque", "lineno", "is_vopd")
 
     def __init__(self, index: int, line: Line, stmts: list[Statement], infos: list[OpInfo | None],
                  slots: list[list[Slot]], defs: list[str], uses: list[str], klass: str, counters: tuple[str, ...],
@@ -84,6 +84,8 @@ class Instr(Record):
         info = infos[0] if infos else None
         self.opcode = info.mnemonic if info is not None else (stmts[0].mnemonic if stmts else "")
         self.opaque = problem is not None
+        self.lineno = line.number  # the line it is written on
+        self.is_vopd = len(stmts) == 2  # a VOPD pair (two statements)
 
     @property
     def mnemonic(self) -> str:
@@ -94,14 +96,6 @@ class Instr(Record):
     def canonical(self) -> str:
         """The gfx11 name(s): an alias LLVM accepts (``v_add_u32_e32``) resolved to its opcode."""
         return " :: ".join(i.mnemonic if i is not None else s.mnemonic for s, i in zip(self.stmts, self.infos))
-
-    @property
-    def is_vopd(self) -> bool:
-        return len(self.stmts) == 2
-
-    @property
-    def lineno(self) -> int:
-        return self.line.number
 
     def text(self) -> str:
         return self.line.code.strip()
@@ -261,10 +255,11 @@ def build_program(source: SourceFile, default_target: str = DEFAULT_TARGET) -> P
     metadata_lines: list[str] = []
     comment_facts: dict[str, tuple[int, Line]] = {}
     wave64 = _is_wave64(source)
+    make, add = _make_instr, instrs.append
     for line in source.lines:
         kind = line.kind
         if kind == "instruction":
-            instrs.append(_make_instr(len(instrs), line, wave64))
+            add(make(len(instrs), line, wave64))
             continue
         if kind == "metadata":
             metadata_lines.append(line.text)

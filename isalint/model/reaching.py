@@ -56,9 +56,14 @@ def block_defs(program) -> list[dict[str, list[int]]]:
     out: list[dict[str, list[int]]] = []
     for blk in program.cfg().blocks:
         d: dict[str, list[int]] = {}
+        get = d.get
         for i in range(blk.first, blk.last):
             for r in instrs[i].defs:
-                d.setdefault(r, []).append(i)
+                at = get(r)
+                if at is None:
+                    d[r] = [i]
+                else:
+                    at.append(i)
         out.append(d)
     program.__dict__["_lanes_block_defs"] = out
     return out

@@ -150,33 +150,46 @@ def kernel_resources(program, kernel) -> KernelResources:
     names = _NAMES
     if len(names) >= _NAMES_MAX:
         names.clear()
+    max_vgpr = max_sgpr = -1
+    vgpr_at = sgpr_at = None
     for ins in program.instrs[kernel.first:kernel.last]:
-        if ins.opaque:
-            res.unknown.append(f"line {ins.lineno} cannot be decoded")
-        if ins.opcode.startswith(_INDIRECT):
-            res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
-        if ins.opcode in _CALLS:
-            res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
         # the highest VGPR and SGPR the instruction names: its model registers and every operand as
         # written; the same decoding names the same registers, and unrolled code repeats its lines
         slots = ins.slots
         seen = names.get(id(slots))
         if seen is None or seen[0] is not slots:
-            seen = names[id(slots)] = (slots, *_names(ins, known))
-        _, top_v, top_s, vcc, masks = seen
-        for text, file in masks:
-            res.lane_masks.append((ins, text, file))
+            seen = names[id(slots)] = (slots, *_names(ins, known), _unusual(ins),
+                                       _ds_extent(ins) if ins.klass == "lds" else 0)
+        _, top_v, top_s, vcc, masks, unusual, ext = seen
+        if unusual:
+            if ins.opaque:
+                res.unknown.append(f"line {ins.lineno} cannot be decoded")
+            if ins.opcode.startswith(_INDIRECT):
+                res.unknown.append(f"line {ins.lineno} addresses registers through M0 ({ins.opcode})")
+            if ins.opcode in _CALLS:
+                res.unknown.append(f"line {ins.lineno} calls code isalint cannot see")
+        if ext > res.lds_min:
+            res.lds_min, res.lds_at = ext, ins
+        if masks:
+            for text, file in masks:
+                res.lane_masks.append((ins, text, file))
         if vcc:
             res.uses_vcc = True
-        if top_v > res.max_vgpr:
-            res.max_vgpr, res.vgpr_at = top_v, ins
-        if top_s > res.max_sgpr:
-            res.max_sgpr, res.sgpr_at = top_s, ins
-        if ins.klass == "lds":
-            ext = _ds_extent(ins)
-            if ext > res.lds_min:
-                res.lds_min, res.lds_at = ext, ins
+        if top_v > max_vgpr:
+            max_vgpr, vgpr_at = top_v, ins
+        if top_s > max_sgpr:
+            max_sgpr, sgpr_at = top_s, ins
+    if max_vgpr > res.max_vgpr:
+        res.max_vgpr, res.vgpr_at = max_vgpr, vgpr_at
+    if max_sgpr > res.max_sgpr:
+        res.max_sgpr, res.sgpr_at = max_sgpr, sgpr_at
     return res
+
+
+def _unusual(ins) -> bool:
+    """Whether :func:`kernel_resources` names the instruction as code it cannot count: it cannot be
+    decoded, addresses registers through M0 or calls (all fixed by its decoding)."""
+    return ins.opaque or ins.opcode.startswith(_INDIRECT) or ins.opcode in _CALLS
 
 
 def _names(ins, known) -> tuple[int, int, bool, tuple[tuple[str, str], ...]]:
@@ -245,11 +258,30 @@ def _kernel_of_line(program, number: int):
     return best
 
 
+def _once(read):
+    """``read(program)``, worked out once per program (several rules read the same fields; the
+    result is never changed by its readers)."""
+    key = "_fields_" + read.__name__
+
+    def once(program):
+        memo = getattr(program, "__dict__", None)
+        if memo is None:
+            return read(program)
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = read(program)
+        return got
+
+    once.__name__, once.__doc__ = read.__name__, read.__doc__
+    return once
+
+
+@_once
 def comment_fields(program) -> dict[str, dict[str, Field]]:
     """kernel name -> {"NumVgprs": Field, ...} from the compiler's `; Kernel info` comments."""
     out: dict[str, dict[str, Field]] = {}
-    for line in program.source.lines:
-        if not line.comment or ":" not in line.comment:
+    for line in [line for line in program.source.lines if line.comment]:
+        if ":" not in line.comment:
             continue
         m = _COMMENT.search(line.text)
         if not m:
@@ -261,6 +293,13 @@ def comment_fields(program) -> dict[str, dict[str, Field]]:
     return out
 
 
+_KERNELS_KEY = re.compile(r"amdhsa\.kernels:")
+_TOP_LEVEL = re.compile(r"\S")
+_ITEM = re.compile(r"(\s*)-\s+")
+_DECIMAL = re.compile(r"\d{1,18}")
+
+
+@_once
 def metadata_fields(program) -> dict[str, dict[str, Field]]:
     """kernel name -> {".vgpr_count": Field, ...}: the kernel entries' top-level integer keys."""
     out: dict[str, dict[str, Field]] = {}
@@ -269,19 +308,17 @@ def metadata_fields(program) -> dict[str, dict[str, Field]]:
     in_kernels = False
     item_indent = None
     key_indent = None
-    for line in program.source.lines:
-        if line.kind != "metadata":
-            continue
+    for line in [line for line in program.source.lines if line.kind == "metadata"]:
         text = line.text
-        if re.match(r"^amdhsa\.kernels:", text):
+        if _KERNELS_KEY.match(text):
             in_kernels = True
             continue
-        if re.match(r"^\S", text):
+        if _TOP_LEVEL.match(text):
             in_kernels = False
             continue
         if not in_kernels:
             continue
-        dash = re.match(r"^(\s*)-\s+", text)
+        dash = _ITEM.match(text)
         if dash and (item_indent is None or len(dash.group(1)) == item_indent):
             item_indent = len(dash.group(1))
             key_indent = len(dash.group(0))
@@ -298,7 +335,7 @@ def metadata_fields(program) -> dict[str, dict[str, Field]]:
         key, value = m.group(2), m.group(3)
         if key == ".name":
             names[-1] = value.strip("'\"")
-        vm = re.fullmatch(r"(\d{1,18})", value)
+        vm = _DECIMAL.fullmatch(value)
         if vm:
             start = text.rindex(value)
             entries[-1][key] = Field(int(value), line, start, start + len(value))

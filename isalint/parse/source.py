@@ -91,20 +91,31 @@ def parse_text(text: str, path: str = "<input>", first_line: int = 1, reuse: dic
     after every edit): a line whose text was parsed before, outside a block comment and the metadata
     document, is copied from it with its statements (which nothing changes once made) instead of
     being read again."""
-    parts = _LINE_SPLIT.split(text)
+    if "\r" in text:
+        parts = _LINE_SPLIT.split(text)
+        bodies, eols = parts[0::2], parts[1::2]
+    else:  # the common case: one kind of line ending
+        bodies = text.split("\n")
+        eols = ["\n"] * (len(bodies) - 1)
+    eols.append("")
     lines: list[Line] = []
     in_block_comment = False
     in_metadata = False
     encoding_errors = False
     number = first_line - 1
-    for k in range(0, len(parts), 2):
-        body = parts[k]
-        eol = parts[k + 1] if k + 1 < len(parts) else ""
+    plain = _STATEMENTS
+    maybe_surrogates = not text.isascii()
+    for body, eol in zip(bodies, eols):
         if not body and not eol:
             continue  # the empty remainder after a final line ending
         number += 1
+        if not in_block_comment and not in_metadata:
+            known = plain.get(body)
+            if known is not None:  # an instruction line without a comment, read before
+                lines.append(Line(number, body, eol, "instruction", known))
+                continue
         line = Line(number, body, eol, "blank")
-        if _has_surrogates(body):
+        if maybe_surrogates and _has_surrogates(body):
             encoding_errors = True
             line.kind = "unknown"
             line.error = "line is not valid UTF-8"

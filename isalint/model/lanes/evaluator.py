@@ -77,7 +77,9 @@ class LaneEvaluator(InstructionSemantics):
         return out
 
     def _defs_by_block(self) -> list[dict[str, list[int]]]:
-        """Per block: register (or scratch slot) -> the indices writing it, ascending."""
+        """Per block: register (or scratch slot) -> the indices writing it, ascending (read only)."""
+        if not self._slot_defs:  # no spill slot: the program's own table, as it is
+            return block_defs(self.program)
         out = [dict(d) for d in block_defs(self.program)]
         for i, slots in sorted(self._slot_defs.items()):
             d = out[self.cfg.block_of[i]]

@@ -50,17 +50,61 @@ class LdsAccess(Record):
 def ds_shape(mnemonic: str) -> tuple[str, int, int, bool] | None:
     """(load|store, bytes per address, number of addresses, stride64) of a DS
     load/store mnemonic, or None for other DS instructions."""
+    try:
+        return _SHAPES[mnemonic]
+    except KeyError:
+        pass
     m = _DS.match(base_mnemonic(mnemonic))
     if not m:
-        return None
-    kind = "load" if m.group(1) in ("load", "read") else "store"
-    return kind, int(m.group(5)) // 8, 2 if m.group(2) else 1, bool(m.group(3))
+        shape = None
+    else:
+        kind = "load" if m.group(1) in ("load", "read") else "store"
+        shape = kind, int(m.group(5)) // 8, 2 if m.group(2) else 1, bool(m.group(3))
+    if len(_SHAPES) < 1 << 12:  # mnemonics: a bounded set, unless the input invents them
+        _SHAPES[mnemonic] = shape
+    return shape
+
+
+_SHAPES: dict[str, tuple[str, int, int, bool] | None] = {}  # mnemonic -> ds_shape(mnemonic)
 
 
 def lds_access(evaluator, ins) -> LdsAccess | Value | None:
     """The per-lane addresses of a ds_load*/ds_store*, or the unknown
     :class:`Value` explaining why they cannot be evaluated, or None when
     ``ins`` is not such an instruction."""
+    form = _form(ins)
+    if form is None:
+        return None
+    kind, width, reg, offs = form
+    v = evaluator.value(reg, ins.index)
+    if not v.known:
+        return v
+    if evaluator.varying(v):
+        return unknown(f"{reg} changes per lane from one loop iteration to the next")
+    addrs = [_offset_lanes(v.lanes, o) for o in offs]
+    return LdsAccess(ins.index, ins.opcode, kind, width, addrs, v.terms, reg, offs)
+
+
+def _form(ins) -> tuple[str, int, str, tuple[int, ...]] | None:
+    """(load|store, bytes per address, address register, byte offset of each address) of a DS
+    load/store, or None. The decoding of a line's text is shared by every instruction of that text
+    (in one kernel and the next): worked out once per decoding."""
+    stmts, slots = ins.stmts, ins.slots
+    key = (id(stmts), id(slots), ins.opaque, ins.opcode)
+    known = _FORMS.get(key)
+    if known is not None and known[0] is stmts and known[1] is slots:
+        return known[2]
+    form = _make_form(ins)
+    if len(_FORMS) >= 1 << 14:
+        _FORMS.clear()
+    _FORMS[key] = (stmts, slots, form)  # the entry keeps both, and so their ids, alive
+    return form
+
+
+_FORMS: dict[tuple, tuple] = {}
+
+
+def _make_form(ins) -> tuple[str, int, str, tuple[int, ...]] | None:
     if ins.opaque or ins.is_vopd:
         return None
     shape = ds_shape(ins.opcode)
@@ -71,11 +115,6 @@ def lds_access(evaluator, ins) -> LdsAccess | Value | None:
     if addr_slot is None or not addr_slot.regs:
         return None
     reg = addr_slot.regs[0]
-    v = evaluator.value(reg, ins.index)
-    if not v.known:
-        return v
-    if evaluator.varying(v):
-        return unknown(f"{reg} changes per lane from one loop iteration to the next")
     stmt = ins.stmts[0]
     if naddr == 1:
         mod = stmt.modifier("offset")
@@ -84,8 +123,23 @@ def lds_access(evaluator, ins) -> LdsAccess | Value | None:
         unit = width * (64 if stride64 else 1)
         offs = tuple(((stmt.modifier(n).int_value() or 0) if stmt.modifier(n) else 0) * unit
                      for n in ("offset0", "offset1"))
-    addrs = [tuple([(x + o) & MASK for x in v.lanes]) for o in offs]
-    return LdsAccess(ins.index, ins.opcode, kind, width, addrs, v.terms, reg, offs)
+    return kind, width, reg, offs
+
+
+def _offset_lanes(lanes: tuple[int, ...], offset: int) -> tuple[int, ...]:
+    """``lanes`` plus ``offset`` (32-bit), worked out once per lanes and offset: the kernels of a
+    library (and the loads of one kernel) repeat the same addresses with the same offsets."""
+    key = (lanes, offset)
+    got = _OFFSET_LANES.get(key)
+    if got is None:
+        got = tuple([(x + offset) & MASK for x in lanes])
+        if len(_OFFSET_LANES) >= 1 << 12:
+            _OFFSET_LANES.clear()
+        _OFFSET_LANES[key] = got
+    return got
+
+
+_OFFSET_LANES: dict[tuple, tuple[int, ...]] = {}
 
 
 def lds_banks(kernel) -> int:

@@ -54,6 +54,28 @@ def thread_layout(kernel, override: tuple[int, int, int] | None = None) -> Threa
     meta = (kernel.metadata or {}) if kernel is not None else {}
     dims = override or meta.get(".reqd_workgroup_size")
     workitem = (kernel.descriptor.get(".amdhsa_system_vgpr_workitem_id", 0) if kernel is not None else 0)
+    flat = meta.get(".max_flat_workgroup_size")
+    try:
+        # with the types: 256.0 or True would take another path than 256 or 1
+        key = (ws, tuple((type(d), d) for d in dims) if isinstance(dims, (list, tuple)) else (type(dims), dims),
+               (type(workitem), workitem), (type(flat), flat))
+        hash(key)
+    except TypeError:  # metadata of an unexpected shape: worked out, not kept
+        return _layout(ws, dims, workitem, flat)
+    got = _LAYOUTS.get(key)
+    if got is None:
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        got = _LAYOUTS[key] = _layout(ws, dims, workitem, flat)
+    return got
+
+
+# The layouts of the kernels of a library repeat (a few workgroup shapes): each is made once. A
+# layout is not changed once made (only its ``lane`` tuple is added, on demand).
+_LAYOUTS: dict[tuple, ThreadLayout] = {}
+
+
+def _layout(ws: int, dims, workitem, flat) -> ThreadLayout:
     if dims and len(dims) == 3 and all(isinstance(d, int) and d > 0 for d in dims):
         bx, by, bz = dims
         t = min(bx * by * bz, MAX_WORKGROUP_SIZE)
@@ -61,7 +83,6 @@ def thread_layout(kernel, override: tuple[int, int, int] | None = None) -> Threa
         y = tuple((i // bx) % by for i in range(t))
         z = tuple(i // (bx * by) for i in range(t))
         return ThreadLayout(t, ws, x, y, z, f"workgroup {bx}x{by}x{bz}")
-    flat = meta.get(".max_flat_workgroup_size")
     if workitem == 0 and isinstance(flat, int) and flat > 0:
         t = max(ws, min(flat, MAX_WORKGROUP_SIZE))
         return ThreadLayout(t, ws, tuple(range(t)), (0,) * t, (0,) * t,
