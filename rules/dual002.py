@@ -707,14 +707,22 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
                     if end is None or here < end:
                         end = here
                     continue
-                steps = ((u, d - costs[u][x] + pot[x] - pot[u]),)
+                if u not in dist:  # back along the matched edge
+                    nd = d - costs[u][x] + pot[x] - pot[u]
+                    known = best.get(u)
+                    if known is None or nd < known:
+                        best[u], prev[u] = nd, x
+                        heappush(heap, (nd, u))
             else:
                 mx, base = mate.get(x), d + pot[x]
-                steps = [(v, base + c - pot[v]) for v, c in out_costs[x] if v != mx]
-            for y, nd in steps:
-                if y not in dist and (y not in best or nd < best[y]):
-                    best[y], prev[y] = nd, x
-                    heappush(heap, (nd, y))
+                for v, c in out_costs[x]:
+                    if v == mx or v in dist:
+                        continue
+                    nd = base + c - pot[v]
+                    known = best.get(v)
+                    if known is None or nd < known:
+                        best[v], prev[v] = nd, x
+                        heappush(heap, (nd, v))
         if end is None:
             break
         to_sink, v = end
