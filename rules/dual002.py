@@ -65,7 +65,10 @@ the pairing restrictions), and the VOPD encoding.
 """
 from __future__ import annotations
 
-from isalint.hw.vopd import _forms, _pairing, dual_name
+import itertools
+import operator
+
+from isalint.hw.vopd import _forms, _pairing, dual_name, first_legal_form, format_pair, legality_class
 from isalint.model import limits
 
 from .cost import SiteCost, aggregate, fma_loop_fixable
@@ -81,6 +84,7 @@ MATCH_GROUP = 128  # candidates whose best pairing is searched together (the sea
 PAIR_CYCLES = 1.0  # two singles issued as one VOPD: one issue cycle saved
 SINGLE_CYCLES = 0.5  # a single that another change would pair: half the pair's cycle
 _MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
+_MOVABLE_SET = frozenset(_MOVABLE_KLASSES)
 
 
 def _is_boundary(ins) -> bool:
@@ -187,22 +191,6 @@ def _move(first_after, last_before, a: int, b: int) -> int | None:
     return None
 
 
-def _describe_move(program, between, edges, a: int, b: int) -> str:
-    if not between:
-        return "adjacent"
-    up = [k for k in between if (k, b) in edges]
-    if not up:
-        return f"move line {program.instrs[b].lineno} up next to line {program.instrs[a].lineno}"
-    return (f"move line {program.instrs[a].lineno} down below line {program.instrs[max(up)].lineno} and line "
-            f"{program.instrs[b].lineno} up to it")
-
-
-def _site(program, i: int, message: str, cycles: float) -> SiteCost:
-    ins = program.instrs[i]
-    stmt = ins.stmts[0]
-    return SiteCost(i, stmt.col, max(stmt.end_col, stmt.col + 1), message, cycles)
-
-
 def _float_math(ins) -> bool:
     return any(("_f32" in s.mnemonic or "_f16" in s.mnemonic or "fma" in s.mnemonic) and "cvt" not in s.mnemonic
                for s in ins.stmts)
@@ -240,27 +228,36 @@ def check(analysis):
 def _sites(analysis):
     program = analysis.program
     instrs = program.instrs
+    cfg = analysis.cfg
     budget = max(0, limits.DUAL002_CANDIDATES)
     skipped: list[int] = []
-    for blk, region in _regions(analysis):
-        potential = [i for i in region if _may_be_candidate(instrs[i])]
+    plans = _PLANS
+    # what a region's plan depends on besides its statements: how the file's instructions were
+    # decoded (wave64 changes their registers) and the search's bounds
+    head = (program.wave64, WINDOW, MATCH_GROUP, PAIR_CYCLES, SINGLE_CYCLES)
+    stmts_of = _STMTS_OF
+    for region, potential in _searched_runs(analysis):
+        in_loop = cfg.loop_of(region[0]) is not None
         if len(potential) > budget:
             skipped.extend(potential[budget:])
             potential = potential[:budget]
+            budget = 0
+            if potential:  # a cut-down search: not what the region's plan holds
+                yield from _render(instrs, region[0], _plan(analysis, region, potential, in_loop))
+            continue
         budget -= len(potential)
-        cands = {i: h for i in potential if (h := _candidate(analysis, instrs[i])) is not None}
-        if not cands:
-            continue
-        fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
-                       for i in region)
-        if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
-            continue
-        indexed = _edge_index(instrs, region)
-        pos = {i: n for n, i in enumerate(region)}
-        order = sorted(cands)
-        for start in range(0, len(order), MATCH_GROUP):
-            group = order[start:start + MATCH_GROUP]
-            yield from _group_sites(analysis, region, pos, {i: cands[i] for i in group}, group, fma_vopd, indexed)
+        key = (head, in_loop, tuple(map(id, map(stmts_of, instrs[region[0]:region[-1] + 1]))))
+        got = plans.get(key)
+        if got is None:
+            plan = _plan(analysis, region, potential, in_loop)
+            if len(plans) >= _PLANS_MAX:
+                plans.clear()
+            # the entry keeps the statements alive: no other statement can take their ids
+            plans[key] = (tuple(instrs[i].stmts for i in region), plan)
+        else:
+            plan = got[1]
+        if plan:
+            yield from _render(instrs, region[0], plan)
     if skipped:
         line = instrs[skipped[0]].lineno
         # the worst finding the unsearched part could have held: a warning needs float math left single
@@ -270,11 +267,146 @@ def _sites(analysis):
             f"it checks at most {limits.DUAL002_CANDIDATES} per file", severity=worst))
 
 
-def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
-    """The sites of the candidates ``order`` (sorted) of one region."""
-    program, cfg = analysis.program, analysis.cfg
+def _searched_runs(analysis):
+    """The regions of :func:`_regions` that hold a possible candidate, each with those
+    (:func:`_may_be_candidate`): one pass over the blocks, a region as a run of consecutive indices."""
+    program = analysis.program
     instrs = program.instrs
-    edges, edge_regs, first_after, last_before = indexed
+    wave64 = [(k.first, k.last) for k in program.kernels if k.wave_size == 64]
+    movable = _MOVABLE_SET
+    duals = _DUAL_NAMES
+    for blk in analysis.cfg.blocks:
+        first, last = blk.first, blk.last
+        if wave64 and any(lo <= first < hi for lo, hi in wave64):
+            continue
+        start = first
+        potential: list[int] = []
+        for i, ins in enumerate(instrs[first:last], first):
+            klass = ins.klass
+            if ins.opaque or ins.counters or klass not in movable:  # _is_boundary
+                if potential:
+                    yield list(range(start, i)), potential
+                    potential = []
+                start = i + 1
+            elif klass == "valu" and len(ins.stmts) == 1:  # _may_be_candidate
+                op = ins.opcode
+                dual = duals.get(op, duals)
+                if dual is duals:
+                    dual = duals[op] = dual_name(op)
+                if dual is not None:
+                    potential.append(i)
+        if potential:
+            yield list(range(start, last)), potential
+
+
+def _render(instrs, base: int, plan):
+    """The sites of a region's plan, the region starting at instruction ``base``."""
+    for rel, cycles, parts in plan:
+        i = base + rel
+        stmt = instrs[i].stmts[0]
+        if type(parts) is not str:
+            parts = "".join(p if type(p) is str else
+                            (str(instrs[base + p[1]].lineno) if p[0] == "L" else instrs[base + p[1]].text())
+                            for p in parts)
+        yield SiteCost(i, stmt.col, max(stmt.end_col, stmt.col + 1), parts, cycles)
+
+
+def _plan(analysis, region, potential, in_loop: bool) -> tuple:
+    """The sites of one region as (index relative to the region's first instruction, cycles,
+    message), the message a string or a list of strings and ("L", relative index) / ("T", relative
+    index) for an instruction's line number / text. It depends on the region's statements alone
+    (and on whether it lies in a loop), so it is worked out once per distinct region."""
+    instrs = analysis.program.instrs
+    # _candidate of each (the instructions of ``potential`` may be candidates)
+    vopd_half = analysis.vopd_half
+    cands = {i: h for i in potential if not (h := vopd_half(i)).problems and h.vopd is not None}
+    if not cands:
+        return ()
+    fma_vopd = any(instrs[i].klass == "vopd" and any("fma" in s.mnemonic for s in instrs[i].stmts)
+                   for i in region)
+    if len(cands) < 2 and not (fma_vopd and any(_is_fma(h) for h in cands.values())):
+        return ()
+    lean = _nearest_dependents(instrs, region)
+    full: list = []  # _edge_index of the region, made when a message needs it
+
+    def edge_index():
+        if not full:
+            full.append(_edge_index(instrs, region))
+        return full[0]
+
+    pos = {i: n for n, i in enumerate(region)}
+    order = sorted(cands)
+    out: list = []
+    for start in range(0, len(order), MATCH_GROUP):
+        group = order[start:start + MATCH_GROUP]
+        out.extend(_group_plan(instrs, region, pos, {i: cands[i] for i in group}, group, fma_vopd, in_loop, lean,
+                               edge_index))
+    return tuple(out)
+
+
+def _nearest_dependents(instrs, region):
+    """The ``first_after`` and ``last_before`` of :func:`_edge_index` alone (what :func:`_move`
+    needs), by the same walk."""
+    first_after: dict[int, int] = {}
+    last_before: dict[int, int] = {}
+    last_def: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    for i in region:
+        ins = instrs[i]
+        lb = -1
+        for reg in ins.uses:
+            d = last_def.get(reg)
+            if d is not None:
+                if d not in first_after:
+                    first_after[d] = i
+                if d > lb:
+                    lb = d
+            rs = readers.get(reg)
+            if rs is None:
+                readers[reg] = [i]
+            else:
+                rs.append(i)
+        for reg in ins.defs:
+            rs = readers.get(reg)
+            if rs:
+                for r in rs:
+                    if r != i:
+                        if r not in first_after:
+                            first_after[r] = i
+                        if r > lb:
+                            lb = r
+            d = last_def.get(reg)
+            if d is not None and d != i:
+                if d not in first_after:
+                    first_after[d] = i
+                if d > lb:
+                    lb = d
+            last_def[reg] = i
+            readers[reg] = []
+        if lb >= 0:
+            last_before[i] = lb
+    return first_after, last_before
+
+
+def _last_dependency(instrs, between: list[int], later) -> int | None:
+    """The last of ``between`` (the instructions just above ``later``, in order) that ``later``
+    depends on (an edge of :func:`_edge_index`), or None. Scanning up from ``later``, the first
+    instruction that writes a register ``later`` reads or writes, or reads one it writes: no
+    instruction below it writes that register, so it is the last write before ``later`` or a read
+    since that write."""
+    writes = set(later.defs)
+    touched = writes.union(later.uses)
+    for k in reversed(between):
+        ins = instrs[k]
+        if any(r in touched for r in ins.defs) or any(r in writes for r in ins.uses):
+            return k
+    return None
+
+
+def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge_index):
+    """The plan (see :func:`_plan`) of the candidates ``order`` (sorted) of one region."""
+    base = region[0]
+    first_after, last_before = lean
     forms: dict[int, list] = {}  # the forms of a candidate (commuted or not), once tried
 
     def pairing(a, b, stop=False):
@@ -294,39 +426,73 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         _PAIRINGS[key] = (sa, sb, p)
         return p
 
-    # Legal, movable pairs among the singles, then a maximum matching of them.
+    def line(i):
+        return ("L", i - base)
+
+    def text(i):
+        return ("T", i - base)
+
+    # Legal, movable pairs among the singles, then a maximum matching of them. A pair of the window
+    # that is not an option is refused: by the instruction in the way (_move), else by its pairing
+    # (the destination parity rule or another), worked out when a message needs it.
     options: dict[tuple[int, int], object] = {}
-    # None: not a legal pair; an instruction's index: the one in the way; the reason worked out on use
-    refusals: dict[tuple[int, int], int | None] = {}
     parity = {i: _dst_parity(cands[i]) for i in order}
+    facts = {i: _pair_facts(cands[i]) for i in order}
+    legal_forms = _LEGAL_FORMS
     for n, a in enumerate(order):
         pa = parity[a]
+        first_down = first_after.get(a)
+        fa = facts[a]
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
-            k = _move(first_after, last_before, a, b)
-            if k is not None:
-                refusals[(a, b)] = k
-                continue
             if pa is not None and pa == parity[b]:
-                refusals[(a, b)] = None  # every form breaks the destination parity rule
+                continue  # every form breaks the destination parity rule
+            if first_down is not None and first_down < b:  # _move(first_after, last_before, a, b) is not None
+                last_up = last_before.get(b, a)
+                if last_up > a and last_up >= first_down:
+                    continue
+            fb = facts[b]
+            if fa[1] is None or fb[1] is None:  # no legality class: the pairing itself
+                p = pairing(a, b, stop=True)
+                if p.legal:
+                    options[(a, b)] = p.text
                 continue
-            p = pairing(a, b, stop=True)
-            if p.legal:
-                options[(a, b)] = p
-            else:
-                refusals[(a, b)] = None
+            if fa[3] is not None and fa[3] in fb[4]:
+                continue  # b reads what a writes: no form is legal (the dependency rule)
+            key = (fa[1], fb[1])
+            got = legal_forms.get(key, legal_forms)
+            if got is legal_forms:
+                got = first_legal_form(fa[2], fb[2])
+                if len(legal_forms) >= _MEMO_MAX:
+                    legal_forms.clear()
+                legal_forms[key] = got
+            if got is not None:
+                options[(a, b)] = (fa[0], fb[0], got)
     matched = _match(options)
-    loop = cfg.loop_of(region[0])
+    out: list = []
     paired: set[int] = set()
-    for a, b in sorted(matched):
+    for a, b in matched:
         p = options[(a, b)]
+        if type(p) is not str:
+            forms_a, forms_b, (ia, ib, swap) = p
+            x, y = forms_a[ia], forms_b[ib]
+            p = format_pair(y, x) if swap else format_pair(x, y)
         paired.update((a, b))
-        where = _describe_move(program, region[pos[a] + 1:pos[b]], edges, a, b)
-        yield _site(program, a, f"with line {instrs[b].lineno} ({instrs[b].text()}): can issue as one "
-                                f"VOPD ({where}): {p.text}", PAIR_CYCLES)
-    if loop is None:
-        return  # outside loops only the pairs are worth a note
+        lo, hi = pos[a] + 1, pos[b]
+        if lo >= hi:
+            where = ["adjacent"]
+        else:
+            k = _last_dependency(instrs, region[lo:hi], instrs[b])
+            if k is None:
+                where = ["move line ", line(b), " up next to line ", line(a)]
+            else:
+                where = ["move line ", line(a), " down below line ", line(k), " and line ", line(b),
+                         " up to it"]
+        out.append((a - base, PAIR_CYCLES, ["with line ", line(b), " (", text(b), "): can issue as one VOPD (",
+                                            *where, "): ", p]))
+    if not in_loop:
+        return out  # outside loops only the pairs are worth a note
     for n, i in enumerate(order):
         if i in paired:
             continue
@@ -334,27 +500,55 @@ def _group_sites(analysis, region, pos, cands, order, fma_vopd, indexed):
         if len(order) < 2:
             if not (_is_fma(h) and fma_vopd):
                 continue
-            yield _site(program, i, "stays single: no other single VALU instruction between the boundaries "
-                                    "around it to pair with", SINGLE_CYCLES)
+            out.append((i - base, SINGLE_CYCLES, "stays single: no other single VALU instruction between the "
+                                                 "boundaries around it to pair with"))
             continue
         j = _nearest(order, n)
-        key = (min(i, j), max(i, j))
-        if key in refusals:
-            k = refusals[key]
-            if k is None:
-                why = pairing(*key).reason()
-            else:
-                x, y = key
-                regs = sorted(set(edge_regs.get((k, y), ())) | set(edge_regs.get((x, k), ())))
-                why = (f"they cannot be brought together: line {instrs[k].lineno} sits between "
-                       f"them with a dependency ({', '.join(regs) or 'registers'})")
-        elif key in options:
+        key = x, y = (min(i, j), max(i, j))
+        if key in options:
             other = next(b if a == j else a for a, b in matched if j in (a, b))
-            why = f"line {instrs[j].lineno} is paired with line {instrs[other].lineno} instead"
+            why = ["line ", line(j), " is paired with line ", line(other), " instead"]
+        elif y - x > WINDOW:
+            why = ["line ", line(j), f" is more than {WINDOW} instructions away"]
         else:
-            why = f"line {instrs[j].lineno} is more than {WINDOW} instructions away"
-        yield _site(program, i, f"cannot pair with line {instrs[j].lineno} ({instrs[j].text()}): {why}",
-                    SINGLE_CYCLES)
+            k = _move(first_after, last_before, x, y)
+            if k is None:
+                why = [pairing(*key).reason()]
+            else:
+                edge_regs = edge_index()[1]
+                regs = sorted(set(edge_regs.get((k, y), ())) | set(edge_regs.get((x, k), ())))
+                why = ["they cannot be brought together: line ", line(k), " sits between them with a "
+                       f"dependency ({', '.join(regs) or 'registers'})"]
+        out.append((i - base, SINGLE_CYCLES, ["cannot pair with line ", line(j), " (", text(j), "): ", *why]))
+    return out
+
+
+def _pair_facts(h):
+    """(forms, legality class id, classes of the forms, the VGPR it writes, the VGPRs it reads) of a
+    candidate's half (see :func:`isalint.hw.vopd.first_legal_form`), once per half: the id None when
+    a form has no class. The registers are the dependency rule's: no form of two halves is legal when
+    the later one reads the VGPR the earlier one writes."""
+    got = _FACTS.get(id(h))
+    if got is not None and got[0] is h:
+        return got[1]
+    forms = _forms(h)
+    classes = tuple(legality_class(f) for f in forms)
+    d = h.dst
+    writes = d.name if d is not None and d.kind == "vgpr" else None
+    reads = frozenset(s.name for s in h.positions if s is not None and s.kind == "vgpr")
+    if any(c is None for c in classes):
+        facts = (forms, None, classes, writes, reads)
+    else:
+        cid = _CLASS_IDS.get(classes)
+        if cid is None:
+            if len(_CLASS_IDS) >= _MEMO_MAX:
+                _CLASS_IDS.clear()  # ids are never given twice: what is keyed by the old ones stays right
+            cid = _CLASS_IDS[classes] = next(_NEW_CLASS_ID)
+        facts = (forms, cid, classes, writes, reads)
+    if len(_FACTS) >= _MEMO_MAX:
+        _FACTS.clear()
+    _FACTS[id(h)] = (h, facts)  # the entry keeps the half alive: no other half can take its id
+    return facts
 
 
 def _nearest(order: list[int], n: int) -> int:
@@ -368,6 +562,15 @@ def _nearest(order: list[int], n: int) -> int:
 _PAIRINGS: dict[tuple, tuple] = {}
 _MATCHINGS: dict[tuple, list] = {}
 _MEMO_MAX = 1 << 17  # a library's worth of kernels: a worker sees ~50,000 distinct pairs per million instructions
+# the plan of a region (see _plan) by its statements: a library's kernels repeat most of their regions
+_PLANS: dict[tuple, tuple] = {}
+_PLANS_MAX = 1 << 15
+_STMTS_OF = operator.attrgetter("stmts")
+_DUAL_NAMES: dict[str, str | None] = {}  # dual_name of an opcode
+_FACTS: dict[int, tuple] = {}  # _pair_facts of a half, by the half's id
+_CLASS_IDS: dict[tuple, int] = {}  # the legality classes of a half's forms -> a small id
+_NEW_CLASS_ID = itertools.count()
+_LEGAL_FORMS: dict[tuple[int, int], tuple | None] = {}  # first_legal_form by the two halves' class ids
 
 
 def _match(options) -> list[tuple[int, int]]:
@@ -420,6 +623,23 @@ def _component_match(edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     for a, b in edges:
         adj.setdefault(a, []).append(b)
         adj.setdefault(b, []).append(a)
+    # No pair is nearer than the nearest of the graph (``near``) apart: when the pairs that near alone
+    # hold as many disjoint pairs as the graph can (half its vertices), those are the best set. They
+    # make chains v, v + near, v + 2 * near, ...; taking their pairs from the left pairs up every
+    # chain of even length the one way it can and leaves out the last vertex of a chain of odd
+    # length, the set whose sorted list of pairs is smallest (with vertices that many, at most one
+    # chain is odd).
+    near = min(b - a for a, b in edges)
+    taken: list[tuple[int, int]] = []
+    used: set[int] = set()
+    if near < 999:  # farther ones all weigh as 999 apart
+        for a, b in edges:
+            if b - a == near and a not in used and b not in used:
+                taken.append((a, b))
+                used.add(a)
+                used.add(b)
+    if len(taken) == len(adj) // 2:
+        return taken
     # Partners always have one even and one odd destination (DUAL001's parity rule), so the
     # graph of options is bipartite: colour it.
     side: dict[int, int] = {}
@@ -487,14 +707,22 @@ def _max_weight_bipartite(adj, side, weight) -> list[tuple[int, int]]:
                     if end is None or here < end:
                         end = here
                     continue
-                steps = ((u, d - costs[u][x] + pot[x] - pot[u]),)
+                if u not in dist:  # back along the matched edge
+                    nd = d - costs[u][x] + pot[x] - pot[u]
+                    known = best.get(u)
+                    if known is None or nd < known:
+                        best[u], prev[u] = nd, x
+                        heappush(heap, (nd, u))
             else:
                 mx, base = mate.get(x), d + pot[x]
-                steps = [(v, base + c - pot[v]) for v, c in out_costs[x] if v != mx]
-            for y, nd in steps:
-                if y not in dist and (y not in best or nd < best[y]):
-                    best[y], prev[y] = nd, x
-                    heappush(heap, (nd, y))
+                for v, c in out_costs[x]:
+                    if v == mx or v in dist:
+                        continue
+                    nd = base + c - pot[v]
+                    known = best.get(v)
+                    if known is None or nd < known:
+                        best[v], prev[v] = nd, x
+                        heappush(heap, (nd, v))
         if end is None:
             break
         to_sink, v = end

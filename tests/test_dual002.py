@@ -179,3 +179,68 @@ def test_pair_matching_is_the_best_set_of_pairs_on_random_graphs():
             options = dict(sorted(options.items())[:14])
         _MATCHINGS.clear()  # each graph matched, not one of the same shape remembered
         assert _match(options) == _best_by_search(options), sorted(options)
+
+
+def test_legality_classes_find_the_form_the_pairing_finds():
+    """The search's shortcut (legality classes of the forms, the dependency rule apart) finds the
+    same first legal form as trying each form against every rule, or none when it finds none, on
+    random halves with bank, parity, literal, SGPR and dependency clashes."""
+    from test_dual001 import random_pairs
+
+    from isalint.hw.vopd import _forms, _pairing, first_legal_form, format_pair, half, legality_class
+    from isalint.parse.source import parse_statements
+    from isalint.rules.dual002 import _pair_facts
+
+    halves = [half(s) for line in random_pairs(1500, seed=20) for s in parse_statements(line)]
+    compared = legal = 0
+    for a, b in zip(halves, halves[1:]):
+        slow = _pairing(a, b, _forms(a), _forms(b), stop=True)
+        (forms_a, id_a, classes_a, writes, _), (forms_b, id_b, classes_b, _, reads) = _pair_facts(a), _pair_facts(b)
+        assert [legality_class(f) for f in forms_a] == list(classes_a)
+        if id_a is None or id_b is None:
+            assert a.problems or b.problems or a.vopd is None or b.vopd is None
+            continue
+        fast = None if writes is not None and writes in reads else first_legal_form(classes_a, classes_b)
+        compared += 1
+        assert (fast is not None) == slow.legal, (a.text(), b.text())
+        if fast is not None:
+            legal += 1
+            ia, ib, swap = fast
+            x, y = forms_a[ia], forms_b[ib]
+            assert (format_pair(y, x) if swap else format_pair(x, y)) == slow.text
+    assert compared > 2000 and 0.1 * compared < legal < 0.9 * compared
+
+
+def test_nearest_pairs_that_cover_the_graph_are_the_best_set():
+    """Graphs whose nearest pairs (``near`` apart, the least distance of the graph) alone pair up
+    all vertices but at most one, with farther options around them: the matching takes the nearest
+    pairs, the one left out the last of a chain of odd length, as trying every set of pairs does."""
+    import random
+
+    from isalint.rules.dual002 import _MATCHINGS, _match
+
+    rng = random.Random(11)
+    covered = 0
+    for _ in range(400):
+        near = rng.choice([1, 2, 3])
+        # chains v, v + near, ... (the side of a vertex alternates along its chain), gaps between
+        side, chains, start = {}, [], 0
+        for _ in range(rng.randint(1, 3)):
+            chain = [start + near * t for t in range(rng.randint(2, 5))]
+            if any(len(c) % 2 for c in chains) and len(chain) % 2:
+                chain.pop()  # at most one chain of odd length
+            flip = rng.randint(0, 1)
+            side.update({v: (t + flip) % 2 for t, v in enumerate(chain)})
+            chains.append(chain)
+            start = chain[-1] + near + rng.randint(1, 3)
+        nodes = sorted(side)
+        options = {(c[t], c[t + 1]): None for c in chains for t in range(len(c) - 1)}
+        for n, a in enumerate(nodes):
+            for b in nodes[n + 1:]:
+                if b - a > near and side[a] != side[b] and rng.random() < 0.3 and len(options) < 14:
+                    options[(a, b)] = None
+        _MATCHINGS.clear()
+        best = _best_by_search(options)
+        covered += len(best) == len(nodes) // 2
+        assert _match(options) == best, sorted(options)
+    assert covered > 300

@@ -52,7 +52,7 @@ from ..records import FrozenRecord
 
 __all__ = [
     "Src", "Half", "Violation", "Pairing", "PairAttempt", "half", "dual_name", "check_pair", "is_legal",
-    "find_pairing", "format_pair", "bank", "COMMUTATIVE",
+    "find_pairing", "format_pair", "bank", "COMMUTATIVE", "legality_class", "class_legal", "first_legal_form",
 ]
 
 BANKS = 4
@@ -644,6 +644,59 @@ class Pairing(FrozenRecord):
 def _forms(h: Half) -> list[Half]:
     c = h.commute()
     return [h, c] if c is not None else [h]
+
+
+def legality_class(h: Half):
+    """What the error-level rules of :func:`_violations` read of a half whose opcode and operands are
+    valid, with each VGPR reduced to what those rules compare (its bank in SRC0/SRC1, its parity as
+    the destination or in SRC2): two halves of the same classes break the same rules. None for a
+    half with problems or no VOPD form. The dependency rule (the later instruction reads the VGPR
+    the earlier one writes) compares register names: it is checked apart."""
+    if h.problems or h.vopd is None:
+        return None
+    d = h.dst
+    s0, s1, s2 = h.positions
+    return (h.vopd, d.reg & 1 if d is not None and d.kind == "vgpr" else None,
+            s0.reg & 3 if s0 is not None and s0.kind == "vgpr" else None,
+            s1.reg & 3 if s1 is not None and s1.kind == "vgpr" else None,
+            (s2.reg & 1, s2 is d) if s2 is not None and s2.kind == "vgpr" else None,
+            frozenset(s.value for s in h.operands if s.kind == "literal"),
+            frozenset(s.name for s in h.positions if s is not None and s.kind == "sgpr"),
+            frozenset(_implicit_scalars(h.mnemonic)))
+
+
+def class_legal(cx, cy) -> bool:
+    """Whether halves of legality classes ``cx`` (X) and ``cy`` (Y) break no error-level rule of
+    :func:`_violations` but the dependency one (see :func:`legality_class`)."""
+    if cx[0] == "y":
+        return False  # opcode-x
+    if cx[1] is not None and cx[1] == cy[1]:
+        return False  # dst-parity
+    if cx[2] is not None and cx[2] == cy[2]:
+        return False  # src0-bank
+    if cx[3] is not None and cx[3] == cy[3]:
+        return False  # src1-bank
+    x2, y2 = cx[4], cy[4]
+    if x2 is not None and y2 is not None and x2[0] == y2[0] and not (x2[1] and y2[1]):
+        return False  # src2-parity (two accumulators: the destination rule says it)
+    literals = cx[5] | cy[5]
+    if len(literals) > 1:
+        return False  # literal
+    # constant-bus: distinct SGPRs, distinct implicit reads, the literal
+    return len(cx[6] | cy[6]) + len(cx[7] | cy[7]) + (1 if literals else 0) <= CONSTANT_BUS_LIMIT
+
+
+def first_legal_form(classes_a, classes_b):
+    """The first legal form :func:`_pairing` (``stop``) finds for two halves when the later one does
+    not read what the earlier one writes, from the legality classes of their forms: (form of a,
+    form of b, whether b is X), or None."""
+    for ia, ca in enumerate(classes_a):
+        for ib, cb in enumerate(classes_b):
+            if class_legal(ca, cb):
+                return ia, ib, False
+            if class_legal(cb, ca):
+                return ia, ib, True
+    return None
 
 
 def find_pairing(first, second) -> Pairing:
