@@ -174,36 +174,32 @@ def aggregate(analysis, code: str, sites: list[SiteCost], headline, eligible=Non
     if suppressions is not None and _may_suppress(suppressions, code):
         sites = [s for s in sites if not suppressions.suppresses(code, instrs[s.index].lineno)]
     groups: dict = {}
-    if len(program.kernels) <= 1:
-        # one kernel: the region of a site is its block's
-        block_of = analysis.cfg.block_of
-        by_block: dict = {}
-        for s in sites:
-            index = s.index
-            b = block_of[index] if 0 <= index < len(block_of) else -1
-            group = by_block.get(b)
-            if group is None:
-                region = region_of(analysis, index)
-                group = by_block[b] = groups.setdefault(_key(region), (region, []))[1]
-            group.append(s)
-    else:
-        for s in sites:
-            region = region_of(analysis, s.index)
-            groups.setdefault(_key(region), (region, []))[1].append(s)
+    # a block lies in one kernel and one innermost loop (kernel starts and labels begin blocks): the
+    # region of a site is its block's
+    block_of = analysis.cfg.block_of
+    by_block: dict = {}
+    for s in sites:
+        index = s.index
+        b = block_of[index] if 0 <= index < len(block_of) else -1 - index
+        group = by_block.get(b)
+        if group is None:
+            region = region_of(analysis, index)
+            group = by_block[b] = groups.setdefault(_key(region), (region, []))[1]
+        group.append(s)
     for region, group in groups.values():
         group.sort(key=_SITE_ORDER)
         per = sum(s.cycles for s in group)
         cost = cost_of(analysis, region, per)
         ok = True if eligible is None else eligible(region, group)
         first = group[0]
-        line = instrs[first.index].line.number
+        line = instrs[first.index].lineno
         diag = Diagnostic(program.path, line, first.column, line, max(first.end_column, first.column + 1), code,
                           severity_for(region, cost, ok), headline(region, group, cost),
                           fix(region, group) if fix else None)
         diag.cost = cost
         diag.notes.append(cost_note(analysis, region, cost))
         if len(group) > 1:
-            diag.sites = [Site(instrs[s.index].line.number, s.column, s.end_column, s.message) for s in group]
+            diag.sites = [Site(instrs[s.index].lineno, s.column, s.end_column, s.message) for s in group]
         else:
             diag.notes.append(first.message)
         yield (region, group, diag) if with_group else diag
@@ -211,8 +207,7 @@ def aggregate(analysis, code: str, sites: list[SiteCost], headline, eligible=Non
 
 def _may_suppress(suppressions, code: str) -> bool:
     """Whether any of the file's directives names ``code`` (or ALL): else no site of it is suppressed."""
-    directives = getattr(suppressions, "directives", None)
-    return directives is None or any(d.code in (code, "ALL") for d in directives)
+    return any(d.code in (code, "ALL") for d in suppressions.directives)
 
 
 def fma_loop_fixable(analysis, loop) -> bool:

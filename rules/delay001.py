@@ -151,7 +151,7 @@ def _part(analysis, instrs, p, i: int, mine, block_of, innermost, count) -> tupl
     if producer >= 0:
         theirs = innermost[block_of[producer]] if producer < count else None
         scale = 1.0 if theirs is mine else _entries_per_execution(analysis, producer, i)
-        line = instrs[producer].line.number
+        line = instrs[producer].lineno
         what = f"{p.reg} from line {line}" if p.reg else f"line {line}"
     else:
         scale = 1.0
@@ -167,13 +167,11 @@ _WHY: dict[tuple, str] = {}
 
 
 def _why(need, stall: int, on_entry: bool) -> str:
-    """The rest of a dependency's part of a site's message, after what it reads."""
-    key = (need.kind, need.n, stall, on_entry)
-    text = _WHY.get(key)
-    if text is None:
-        entry = " on entering the loop" if on_entry else ""
-        text = _WHY[key] = (f" ({_KIND[need.kind]} result, {stall} cycle{'s' if stall != 1 else ''} left{entry}): "
-                            f"needs {need.name}")
+    """The rest of a dependency's part of a site's message, after what it reads (kept in ``_WHY``,
+    where :func:`_part` looks it up first)."""
+    entry = " on entering the loop" if on_entry else ""
+    text = _WHY[(need.kind, need.n, stall, on_entry)] = (
+        f" ({_KIND[need.kind]} result, {stall} cycle{'s' if stall != 1 else ''} left{entry}): needs {need.name}")
     return text
 
 

@@ -83,24 +83,7 @@ WINDOW = 32  # farthest partner considered, in instructions
 MATCH_GROUP = 128  # candidates whose best pairing is searched together (the search grows as its cube)
 PAIR_CYCLES = 1.0  # two singles issued as one VOPD: one issue cycle saved
 SINGLE_CYCLES = 0.5  # a single that another change would pair: half the pair's cycle
-_MOVABLE_KLASSES = ("valu", "trans", "vopd", "salu")
-_MOVABLE_SET = frozenset(_MOVABLE_KLASSES)
-
-
-def _is_boundary(ins) -> bool:
-    return ins.opaque or ins.klass not in _MOVABLE_KLASSES or bool(ins.counters)
-
-
-def _may_be_candidate(ins) -> bool:
-    return not ins.opaque and ins.klass == "valu" and len(ins.stmts) == 1 and dual_name(ins.opcode) is not None
-
-
-def _candidate(analysis, ins):
-    """The VOPD half of a single VALU instruction, or None."""
-    if not _may_be_candidate(ins):
-        return None
-    h = analysis.vopd_half(ins.index)
-    return None if h.problems or h.vopd is None else h
+_MOVABLE_KLASSES = frozenset({"valu", "trans", "vopd", "salu"})
 
 
 def _dst_parity(h) -> int | None:
@@ -112,26 +95,6 @@ def _dst_parity(h) -> int | None:
 
 def _is_fma(h) -> bool:
     return "fma" in h.op
-
-
-def _regions(analysis):
-    """Runs of instructions inside one basic block between boundaries."""
-    program = analysis.program
-    # VOPD is wave32 only (RDNA3 ISA guide, 7.6): nothing to pair in a wave64 kernel
-    wave64 = [(k.first, k.last) for k in program.kernels if k.wave_size == 64]
-    for blk in analysis.cfg.blocks:
-        if wave64 and any(first <= blk.first < last for first, last in wave64):
-            continue
-        run: list[int] = []
-        for i in blk.indices():
-            if _is_boundary(program.instrs[i]):
-                if run:
-                    yield blk, run
-                run = []
-            else:
-                run.append(i)
-        if run:
-            yield blk, run
 
 
 def _edge_index(instrs, region):
@@ -236,7 +199,9 @@ def _sites(analysis):
     # decoded (wave64 changes their registers) and the search's bounds
     head = (program.wave64, WINDOW, MATCH_GROUP, PAIR_CYCLES, SINGLE_CYCLES)
     stmts_of = _STMTS_OF
-    for region, potential in _searched_runs(analysis):
+    for region, potential in _regions(analysis):
+        if not potential:
+            continue
         in_loop = cfg.loop_of(region[0]) is not None
         if len(potential) > budget:
             skipped.extend(potential[budget:])
@@ -267,13 +232,15 @@ def _sites(analysis):
             f"it checks at most {limits.DUAL002_CANDIDATES} per file", severity=worst))
 
 
-def _searched_runs(analysis):
-    """The regions of :func:`_regions` that hold a possible candidate, each with those
-    (:func:`_may_be_candidate`): one pass over the blocks, a region as a run of consecutive indices."""
+def _regions(analysis):
+    """The runs of instructions inside one basic block between boundaries (an instruction that is
+    opaque, counts on a memory counter or is not VALU/SALU), each as (its consecutive indices, those
+    of its single VALU instructions that have a VOPD form: the possible candidates)."""
     program = analysis.program
     instrs = program.instrs
+    # VOPD is wave32 only (RDNA3 ISA guide, 7.6): nothing to pair in a wave64 kernel
     wave64 = [(k.first, k.last) for k in program.kernels if k.wave_size == 64]
-    movable = _MOVABLE_SET
+    movable = _MOVABLE_KLASSES
     duals = _DUAL_NAMES
     for blk in analysis.cfg.blocks:
         first, last = blk.first, blk.last
@@ -283,19 +250,19 @@ def _searched_runs(analysis):
         potential: list[int] = []
         for i, ins in enumerate(instrs[first:last], first):
             klass = ins.klass
-            if ins.opaque or ins.counters or klass not in movable:  # _is_boundary
-                if potential:
+            if ins.opaque or ins.counters or klass not in movable:  # a boundary
+                if i > start:
                     yield list(range(start, i)), potential
                     potential = []
                 start = i + 1
-            elif klass == "valu" and len(ins.stmts) == 1:  # _may_be_candidate
+            elif klass == "valu" and len(ins.stmts) == 1:
                 op = ins.opcode
                 dual = duals.get(op, duals)
                 if dual is duals:
                     dual = duals[op] = dual_name(op)
                 if dual is not None:
                     potential.append(i)
-        if potential:
+        if last > start:
             yield list(range(start, last)), potential
 
 
@@ -317,7 +284,7 @@ def _plan(analysis, region, potential, in_loop: bool) -> tuple:
     index) for an instruction's line number / text. It depends on the region's statements alone
     (and on whether it lies in a loop), so it is worked out once per distinct region."""
     instrs = analysis.program.instrs
-    # _candidate of each (the instructions of ``potential`` may be candidates)
+    # the candidates: the possible ones whose VOPD half is valid
     vopd_half = analysis.vopd_half
     cands = {i: h for i in potential if not (h := vopd_half(i)).problems and h.vopd is not None}
     if not cands:
@@ -441,17 +408,14 @@ def _group_plan(instrs, region, pos, cands, order, fma_vopd, in_loop, lean, edge
     legal_forms = _LEGAL_FORMS
     for n, a in enumerate(order):
         pa = parity[a]
-        first_down = first_after.get(a)
         fa = facts[a]
         for b in order[n + 1:]:
             if b - a > WINDOW:
                 break
             if pa is not None and pa == parity[b]:
                 continue  # every form breaks the destination parity rule
-            if first_down is not None and first_down < b:  # _move(first_after, last_before, a, b) is not None
-                last_up = last_before.get(b, a)
-                if last_up > a and last_up >= first_down:
-                    continue
+            if _move(first_after, last_before, a, b) is not None:
+                continue  # an instruction in the way
             fb = facts[b]
             if fa[1] is None or fb[1] is None:  # no legality class: the pairing itself
                 p = pairing(a, b, stop=True)

@@ -119,7 +119,7 @@ def test_move_from_nearest_dependents_equals_the_scan(path):
     analysis = Analysis.from_path(str(path))
     instrs = analysis.program.instrs
     pairs = 0
-    for _blk, region in dual002._regions(analysis):
+    for region, _candidates in dual002._regions(analysis):
         edges, _, first_after, last_before = dual002._edge_index(instrs, region)
         for n, a in enumerate(region):
             for b in region[n + 1:n + 1 + dual002.WINDOW]:

@@ -706,12 +706,7 @@ def _single_facts(ins, half_of, nb: int) -> tuple:
     With one cache entry per bank and at least one register-file read per bank and cycle, an
     instruction stalls exactly when it asks one bank for two different registers (SRC2 apart),
     whatever the caches hold; when it does not, each bank it reads keeps the one register it asked
-    for."""
-    stmts, slots, defs = ins.stmts, ins.slots, ins.defs
-    known = _SINGLE.get(id(slots))
-    if known is not None and known[0] is slots and known[1] is stmts and known[2] is defs \
-            and known[3] == ins.klass and known[4] == ins.opaque and known[5] == nb:
-        return known[6]
+    for. Kept in ``_SINGLE``, where :func:`stalls_of` looks it up first."""
     op = _op_from_instr(ins, half_of)
     reads = []
     for slot, r in op.reads:
@@ -730,7 +725,7 @@ def _single_facts(ins, half_of, nb: int) -> tuple:
              tuple((w.reg, w.bank) for w in writes))
     if len(_SINGLE) >= _SINGLE_MAX:
         _SINGLE.clear()
-    _SINGLE[id(slots)] = (slots, stmts, defs, ins.klass, ins.opaque, nb, facts)
+    _SINGLE[id(ins.slots)] = (ins.slots, ins.stmts, ins.defs, ins.klass, ins.opaque, nb, facts)
     return facts
 
 
@@ -746,25 +741,7 @@ def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_dela
             if quiet is not None:
                 for r, b in quiet:
                     cache[b] = r
-            elif steps is None:
-                # the first pass: the caches as the full step leaves them (register-file reads, then
-                # hits; the last one wins a bank)
-                fetched, hits, seen = [], [], set()
-                for _s, r, b, src2 in reads:
-                    if src2:
-                        continue
-                    hit = cache[b] == r
-                    if hit:
-                        hits.append((r, b))
-                    if r not in seen:
-                        seen.add(r)
-                        if not hit:
-                            fetched.append((r, b))
-                for r, b in fetched:
-                    cache[b] = r
-                for r, b in hits:
-                    cache[b] = r
-            else:
+            else:  # it stalls: the full step (register-file reads, then hits; the last one wins a bank)
                 bank_reads = [0] * nb
                 accs: list[Access] = []
                 fetched: list[tuple[str, int]] = []
@@ -796,22 +773,20 @@ def _walk_single(facts: list, cache: list, pending: tuple, n_rf: int, write_dela
                     cache[b] = r
                 for r, b in hits:
                     cache[b] = r
-                bank_values = [0] * nb
-                for b, group in distinct.items():
-                    bank_values[b] = len(group)
-                need = [max(bank_values[b], -(-bank_reads[b] // n_rf)) for b in range(nb)]
-                stall = max(need) - 1
-                conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]
-                op = _op_from_instr(instrs[indices[k]], half_of)
-                steps.append(Step(op, accs, list(writes), list(pending), bank_reads, bank_values, stall, conflicts))
-            for r, b in written:
-                if cache[b] == r:
-                    cache[b] = None
+                if steps is not None:
+                    bank_values = [0] * nb
+                    for b, group in distinct.items():
+                        bank_values[b] = len(group)
+                    need = [max(bank_values[b], -(-bank_reads[b] // n_rf)) for b in range(nb)]
+                    stall = max(need) - 1
+                    conflicts = [(b, distinct.get(b, [])) for b in range(nb) if need[b] > 1]
+                    op = _op_from_instr(instrs[indices[k]], half_of)
+                    steps.append(Step(op, accs, list(writes), list(pending), bank_reads, bank_values, stall,
+                                      conflicts))
             pending = writes if write_delay else ()
-        else:
-            for r, b in written:
-                if cache[b] == r:
-                    cache[b] = None
+        for r, b in written:
+            if cache[b] == r:
+                cache[b] = None
     return pending
 
 
@@ -830,7 +805,7 @@ def stalls_of(instrs, indices, loop: bool = False, half_of=None, params: Params 
         ins = instrs[i]
         slots = ins.slots
         k = known(id(slots))
-        # the checks of _single_facts, inline: what a kernel's every instruction goes through
+        # the memo's key, checked inline: what a kernel's every instruction goes through
         if k is not None and k[0] is slots and k[1] is ins.stmts and k[2] is ins.defs and k[3] == ins.klass \
                 and k[4] == ins.opaque and k[5] == nb:
             append(k[6])

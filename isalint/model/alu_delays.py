@@ -487,33 +487,21 @@ def _run_block(facts: list, block, entry: dict, declared: dict, found: list, bun
 
 
 def _check_one(i: int, r: str, a: tuple, now: int, vcount: int, tcount: int, declared, found: list) -> None:
-    """:func:`_check_reads` of a read of one register in flight, as most are (:func:`_relative`, inline)."""
-    v_ready, v_at, t_ready, t_at, tv_at, s_ready, vp, tp, sp = a
-    vc, vn = v_ready - now, vcount - v_at
-    if vn >= VALU_MAX or vc <= 0:
-        vc, vn, vp = 0, VALU_MAX, -1
-    tc, tn, tnv = t_ready - now, tcount - t_at, vcount - tv_at
-    if tn >= TRANS_MAX or tc <= 0:
-        tc, tn, tnv, tp = 0, TRANS_MAX, VALU_MAX, -1
-    sc = s_ready - now
-    if sc <= 0:
-        sc, sp = 0, -1
-    if vc == 0 and tc == 0 and sc == 0:
+    """:func:`_check_reads` of a read of one register in flight, as most are."""
+    e = _relative(a, now, vcount, tcount)
+    if e is None:
         return
     deps = declared.get(i, ()) if declared else ()
-    missing = None if deps else _MISSING.get((vc, vn, tc, tn, tnv, sc))
+    missing = None if deps else _MISSING.get(e[:6])
     if missing is None:
-        missing = _missing((vc, vn, tc, tn, tnv, sc, vp, tp, sp), deps)
+        missing = _missing(e, deps)
     for dep, at, stall in missing:
-        producer = vp if at == _V_P else tp if at == _T_P else sp
+        producer = e[at]
         found.append(Pending(i, producer, r if producer >= 0 else "", dep, stall))
 
 
 def _check_reads(i: int, popped: list, now: int, vcount: int, tcount: int, declared, found: list) -> None:
-    if len(popped) == 1:
-        r, a = popped[0]
-        _check_one(i, r, a, now, vcount, tcount, declared, found)
-        return
+    """The uncovered dependencies of instruction ``i`` on the registers ``popped`` (two or more) in flight."""
     merged, kept = None, []
     for r, a in popped:
         e = _relative(a, now, vcount, tcount)

@@ -381,6 +381,13 @@ class CounterState:
         return f"CounterState({items}; inflight={self.inflight})"
 
     # -- queries -------------------------------------------------------------------------------
+    def held_regs(self) -> set[str]:
+        """The registers (and stream markers) of the ops in flight (kept until they change)."""
+        held = self._held
+        if held is None:
+            held = self._held = {key[0] for key in self._p}
+        return held
+
     def regs(self) -> set[str]:
         """Registers an op in flight may still write (or, for exports, read)."""
         return {r for (r, _c, _cls) in self._p if r[0] != "@"}
@@ -396,11 +403,8 @@ class CounterState:
         pend = self._p
         if not pend:
             return []
-        writes = instr.defs
-        reads = instr.uses if instr.klass != "barrier" else reads_of(instr, self.sync)
-        held = self._held
-        if held is None:
-            held = self._held = {key[0] for key in pend}
+        reads, writes = reads_of(instr, self.sync), instr.defs
+        held = self.held_regs()
         if held.isdisjoint(reads) and held.isdisjoint(writes):
             return []
         index = instr.index if index is None else index
@@ -501,13 +505,7 @@ class CounterState:
             if thr:
                 self.wait(thr)
             return []
-        hz = []
-        if self._p:  # the test that ends check() for most instructions, without the call
-            held = self._held
-            if held is None:
-                held = self._held = {key[0] for key in self._p}
-            if not (held.isdisjoint(instr.uses) and held.isdisjoint(instr.defs)) or instr.klass == "barrier":
-                hz = self.check(instr, index)
+        hz = self.check(instr, index)
         if hz:
             need: dict[str, int] = {}
             for h in hz:
@@ -616,12 +614,7 @@ class CounterAnalysis(Record):
         if counter not in thr:
             return False
         n = thr[counter]
-        st = self._state_at(index)
-        shift = st._shift
-        for (_r, c, cls), (base, _origin) in st._p.items():
-            if c == counter and min(CAP, base + shift.get((c, cls), 0)) >= n:
-                return True
-        return False
+        return any(c == counter and k >= n for (_r, c, _cls), k, _origin in self._state_at(index)._k_items())
 
     def needed_threshold(self, index: int, counter: str) -> int | None:
         """For the wait at ``index``: the loosest ``counter`` value that still leaves no
@@ -906,9 +899,7 @@ def analyze(program, resolve: str = "zero", entry: CounterState | None = None) -
                 # no wait, no op that counts, no call: only a register in flight it touches matters
                 if not st._p:
                     continue
-                held = st._held
-                if held is None:
-                    held = st._held = {key[0] for key in st._p}
+                held = st.held_regs()
                 if held.isdisjoint(ins.uses) and held.isdisjoint(ins.defs):
                     continue
             hz = st.step(ins, i, resolve)
